@@ -1,0 +1,60 @@
+"""The example records (copied from the shared rules folder) replay to their expected results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RECORDS = Path(__file__).resolve().parent.parent / "records"
+CASES = sorted(p for p in RECORDS.glob("*.json") if not p.name.endswith(".expected.json"))
+
+
+def _expected(path: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads(path.with_name(path.stem + ".expected.json").read_text())
+    return data
+
+
+def test_there_are_records() -> None:
+    assert len(CASES) >= 5
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_replay_command_gives_the_expected_result(path: Path) -> None:
+    expected = _expected(path)
+    run = subprocess.run(
+        [sys.executable, "-m", "crisp_server", "replay", str(path)], capture_output=True, text=True, check=False
+    )
+    if "exit_status" in expected:
+        assert run.returncode == expected["exit_status"]
+        assert run.stdout == ""
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1, "a malformed record gives a one-line message"
+        assert str(expected["error_mentions"]) in lines[0]
+        assert "Traceback" not in run.stderr
+        return
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == expected
+
+
+def test_several_files_give_one_compact_line_each_in_order() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "crisp_server", "replay", *map(str, CASES)], capture_output=True, text=True, check=False
+    )
+    lines = run.stdout.splitlines()
+    assert len(lines) == len(CASES)
+    malformed = False
+    for path, line in zip(CASES, lines, strict=True):
+        got = json.loads(line)
+        assert line == json.dumps(got, separators=(",", ":")), "one compact object per line"
+        expected = _expected(path)
+        if "exit_status" in expected:
+            malformed = True
+            assert set(got) == {"error"}
+            assert str(expected["error_mentions"]) in got["error"]
+        else:
+            assert got == expected
+    assert run.returncode == (2 if malformed else 0)
