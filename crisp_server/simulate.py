@@ -26,8 +26,8 @@ from .engine import (
     Slot,
     Source,
     Swap,
-    TimeOut,
     Timed,
+    TimeOut,
     UseJack,
     UseKing,
     UseQueen,
@@ -83,7 +83,8 @@ def _pause(game: Game, rng: random.Random, style: Style) -> int:
 def next_action(game: Game, now: int, rng: random.Random, style: Style) -> tuple[int, Action]:
     """The next instant and action of a random player at ``game`` (whose clock is at ``now``)."""
     r = game.round
-    assert r is not None and not r.ended
+    assert r is not None
+    assert not r.ended
     at = now + _pause(game, rng, style)
     if rng.random() < style.mistake:
         return at, random_action(game, rng)
@@ -105,6 +106,7 @@ def play_random_game(
     players: int,
     options: Options,
     rng: random.Random,
+    *,
     style: Style | None = None,
     max_actions: int = 20_000,
     on_step: Callable[[Game, Timed, list[Event], Rejected | None], None] | None = None,

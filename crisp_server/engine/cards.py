@@ -75,6 +75,11 @@ def hand_sum(cards: Iterable[str]) -> int:
 
 def deck_problem(deck: Sequence[object]) -> str | None:
     """Why ``deck`` is not the 52 cards once each, or ``None`` if it is."""
+    try:
+        if len(deck) == len(FULL_DECK) and set(deck) == _FULL_SET:
+            return None
+    except TypeError:  # an unhashable item: described below
+        pass
     if len(deck) != len(FULL_DECK):
         return f"a deck has 52 cards, not {len(deck)}"
     seen: set[str] = set()

@@ -155,8 +155,7 @@ class Round:
         self.sums: tuple[int, ...] | None = None
         self.points: tuple[int, ...] | None = None
         self.reveals: list[list[Reveal]] = [
-            [Reveal(h[Slot.LEFT], Slot.LEFT, Why.DEAL), Reveal(h[Slot.RIGHT], Slot.RIGHT, Why.DEAL)]
-            for h in hands
+            [Reveal(h[Slot.LEFT], Slot.LEFT, Why.DEAL), Reveal(h[Slot.RIGHT], Slot.RIGHT, Why.DEAL)] for h in hands
         ]
         self.timeouts: list[tuple[int, int]] = []  # (seat, at)
 
@@ -177,7 +176,7 @@ class Round:
 class Game:
     """A game of Crisp: seats, options, rounds, totals, and the two transitions."""
 
-    __slots__ = ("players", "options", "first_dealer", "rounds", "totals", "game_over", "winners", "_limit")
+    __slots__ = ("_limit", "_round", "first_dealer", "game_over", "options", "players", "rounds", "totals", "winners")
 
     def __init__(self, players: Sequence[str], options: Options | None = None, first_dealer: int = 0) -> None:
         if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
@@ -188,6 +187,7 @@ class Game:
         self.options = options if options is not None else Options()
         self.first_dealer = first_dealer
         self.rounds: list[Round] = []
+        self._round: Round | None = None
         self.totals: list[int] = [0] * len(players)
         self.game_over = False
         self.winners: tuple[int, ...] = ()
@@ -204,7 +204,7 @@ class Game:
     @property
     def round(self) -> Round | None:
         """The current (or last) round, ``None`` before the first deal."""
-        return self.rounds[-1] if self.rounds else None
+        return self._round
 
     @property
     def move_limit_ms(self) -> int | None:
@@ -213,14 +213,14 @@ class Game:
 
     def deadline(self) -> int | None:
         """When the current move times out, or ``None`` (no timer, or no move under way)."""
-        r = self.round
+        r = self._round
         if r is None or r.ended or self._limit is None:
             return None
         return r.move_start + self._limit
 
     def next_deadline(self) -> int | None:
         """The earliest instant at which :meth:`advance` would change something, or ``None``."""
-        r = self.round
+        r = self._round
         if r is None or r.ended:
             return None
         times = [r.window_closes] if r.window_seat is not None else []
@@ -232,12 +232,12 @@ class Game:
 
     def can_call_crisp(self, seat: int) -> bool:
         """Whether ``seat`` has an open crisp window now."""
-        r = self.round
+        r = self._round
         return r is not None and not r.ended and r.window_seat == seat and r.now < r.window_closes
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Every action ``seat`` may do now that the rules allow (``TimeOut`` is the server's, not listed)."""
-        r = self.round
+        r = self._round
         if r is None or r.ended:
             return []
         out: list[Action] = []
@@ -286,6 +286,7 @@ class Game:
         index = len(self.rounds)
         r = Round(index, n, (self.first_dealer + index) % n, deck)
         self.rounds.append(r)
+        self._round = r
         events: list[Event] = [RoundStarted(index, r.dealer, r.starter, len(r.draw_pile))]
         for seat, hand in enumerate(r.hands):
             events.append(CardShown(seat, hand[Slot.LEFT], Slot.LEFT, Why.DEAL))
@@ -298,7 +299,7 @@ class Game:
 
     def advance(self, now: int) -> list[Event]:
         """Move the round's clock to ``now``: what falls due by then happens, in time order."""
-        r = self.round
+        r = self._round
         events: list[Event] = []
         if r is None or r.ended:
             return events
@@ -334,7 +335,7 @@ class Game:
 
     def apply(self, action: Action) -> list[Event]:
         """Apply ``action`` at the round's current instant; raise :class:`Rejected` if a rule forbids it."""
-        r = self.round
+        r = self._round
         if r is None or r.ended:
             raise Rejected(Code.ROUND_OVER)
         return _HANDLERS[type(action)](self, r, action)

@@ -87,9 +87,7 @@ def _need_slot(obj: Mapping[str, Any], key: str, where: str) -> Slot:
     try:
         return Slot.parse(value)
     except ValueError:
-        raise MalformedRecord(
-            f"{where}.{key}: unknown slot {json.dumps(value)} (left, middle or right)"
-        ) from None
+        raise MalformedRecord(f"{where}.{key}: unknown slot {json.dumps(value)} (left, middle or right)") from None
 
 
 def _parse_action(obj: object, where: str) -> Timed:
@@ -102,7 +100,7 @@ def _parse_action(obj: object, where: str) -> Timed:
     if do == "draw":
         source = _need(obj, "from", where)
         if source not in ("deck", "discard"):
-            raise MalformedRecord(f"{where}.from: must be \"deck\" or \"discard\", not {json.dumps(source)}")
+            raise MalformedRecord(f'{where}.from: must be "deck" or "discard", not {json.dumps(source)}')
         action = Draw(seat, Source(source))
     elif do == "swap":
         action = Swap(seat, _need_slot(obj, "slot", where))
@@ -163,7 +161,7 @@ def parse_record(data: object) -> Record:
         raise MalformedRecord("record: must be a JSON object")
     fmt = _need(data, "format", "record")
     if fmt != FORMAT:
-        raise MalformedRecord(f"record.format: must be \"{FORMAT}\", not {json.dumps(fmt)}")
+        raise MalformedRecord(f'record.format: must be "{FORMAT}", not {json.dumps(fmt)}')
     opts = _need(data, "options", "record")
     if not isinstance(opts, dict):
         raise MalformedRecord("record.options: must be an object")
@@ -262,7 +260,9 @@ def _round_result(game: Game, r: Round, totals: Sequence[int] | None) -> dict[st
         "timeouts": [{"seat": seat, "at": at} for seat, at in r.timeouts],
     }
     if r.ended:
-        assert r.sums is not None and r.points is not None and totals is not None
+        assert r.sums is not None
+        assert r.points is not None
+        assert totals is not None
         out["sums"] = list(r.sums)
         out["points"] = list(r.points)
         out["totals"] = list(totals)
