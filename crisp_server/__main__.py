@@ -43,7 +43,10 @@ def cmd_replay(files: Sequence[str]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="crisp-server", description="Crisp: the card game of memory and bluff.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")
+
+    p_serve = sub.add_parser("serve", help="run the server (the default command)")
+    _serve_options(p_serve)
 
     p_replay = sub.add_parser("replay", help="replay crisp-record/1 files and print their results as JSON")
     p_replay.add_argument("files", nargs="+", metavar="FILE")
@@ -55,8 +58,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _serve_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", help="address to listen on (CRISP_HOST, default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port to listen on (CRISP_PORT, default 8000)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv.insert(0, "serve")  # `crisp-server --port 9000` runs the server
     args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        from .serve import serve
+        from .settings import Settings
+
+        overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+        return serve(Settings(**overrides))
     if args.command == "replay":
         return cmd_replay(args.files)
     if args.command == "bench":

@@ -1,0 +1,227 @@
+"""A Python client of the Crisp protocol (``docs/protocol.md``), for tests, bots and the load test.
+
+    async with CrispClient.connect("ws://127.0.0.1:8000/ws") as ana:
+        await ana.create("Ana")
+        ...
+        await ana.draw()
+
+The client keeps the latest state it was sent (``state``), every message in order (``messages``), the
+errors (``errors``), and notices gaps in the room version (it asks for a snapshot, as a client must).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import orjson
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
+
+
+class ProtocolError(Exception):
+    """The server answered a request with an error message."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        super().__init__(f"{message.get('code')}: {message.get('message')}")
+        self.code: str = message.get("code", "")
+        self.message = message
+
+
+class CrispClient:
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.messages: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.state: dict[str, Any] | None = None  # the last update or snapshot
+        self.welcome: dict[str, Any] | None = None
+        self.token: str | None = None
+        self.room: str | None = None
+        self.v = 0
+        self.gaps = 0
+        self.closed: ConnectionClosed | None = None
+        self._changed = asyncio.Condition()
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def connect(cls, url: str, origin: str | None = None, **kwargs: Any) -> AsyncIterator[CrispClient]:
+        headers = {"Origin": origin} if origin else None
+        async with ws_connect(url, additional_headers=headers, max_size=2**22, **kwargs) as ws:
+            client = cls(ws)
+            try:
+                yield client
+            finally:
+                client._reader.cancel()
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                message = orjson.loads(frame)
+                await self._take(message)
+        except ConnectionClosed as exc:
+            self.closed = exc
+        else:
+            self.closed = ConnectionClosed(self.ws.close_rcvd, self.ws.close_sent)
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _take(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        v = message.get("v")
+        if kind == "update" and isinstance(v, int):
+            if self.v and v != self.v + 1:
+                self.gaps += 1
+                await self.send({"type": "sync"})
+            self.v = max(self.v, v)
+            self.state = message
+        elif kind == "snapshot" and isinstance(v, int):
+            self.v = max(self.v, v)
+            self.state = message
+        elif kind == "welcome":
+            self.welcome = message
+            self.room = message.get("room")
+            self.v = message.get("v", 0)
+            if message.get("token"):
+                self.token = message["token"]
+        elif kind == "error":
+            self.errors.append(message)
+        self.messages.append(message)
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait_for(
+        self, predicate: Callable[[CrispClient], bool], timeout: float = 5.0, what: str = "a condition"
+    ) -> None:
+        """Wait until ``predicate(self)`` holds (checked after every message)."""
+
+        async def _wait() -> None:
+            async with self._changed:
+                while not predicate(self):
+                    if self.closed is not None:
+                        raise ConnectionError(f"connection closed while waiting for {what}: {self.closed}")
+                    await self._changed.wait()
+
+        try:
+            await asyncio.wait_for(_wait(), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"timed out waiting for {what}") from None
+
+    async def next_message(self, kind: str, timeout: float = 5.0) -> dict[str, Any]:
+        """The next message of type ``kind`` that arrives from now on."""
+        start = len(self.messages)
+        await self.wait_for(lambda c: any(m.get("type") == kind for m in c.messages[start:]), timeout, kind)
+        return next(m for m in self.messages[start:] if m.get("type") == kind)
+
+    # -- the state -------------------------------------------------------------------------------------
+
+    @property
+    def seat(self) -> int | None:
+        return self.welcome.get("seat") if self.welcome else None
+
+    @property
+    def phase(self) -> str | None:
+        return self.state["room"]["phase"] if self.state else None
+
+    @property
+    def table(self) -> dict[str, Any] | None:
+        return self.state["table"] if self.state else None
+
+    @property
+    def you(self) -> dict[str, Any]:
+        return self.state["you"] if self.state else {}
+
+    def my_turn(self) -> bool:
+        table = self.table
+        rnd = table.get("round") if table else None
+        return bool(self.phase == "play" and rnd and rnd.get("turn") == self.seat)
+
+    # -- requests --------------------------------------------------------------------------------------
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.ws.send(orjson.dumps(message).decode())
+
+    async def request(self, message: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+        """Send and wait for the answer: the next update, snapshot or welcome, or raise the error."""
+        start = len(self.messages)
+        await self.send(message)
+        answers = ("update", "snapshot", "welcome", "error", "pong", "left")
+        await self.wait_for(
+            lambda c: any(m.get("type") in answers for m in c.messages[start:]), timeout, f"an answer to {message}"
+        )
+        answer = next(m for m in self.messages[start:] if m.get("type") in answers)
+        if answer["type"] == "error":
+            raise ProtocolError(answer)
+        return answer
+
+    async def _enter(self, message: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+        start = len(self.messages)
+        await self.send(message)
+        await self.wait_for(
+            lambda c: any(m.get("type") in ("welcome", "error") for m in c.messages[start:]), timeout, "welcome"
+        )
+        answer = next(m for m in self.messages[start:] if m.get("type") in ("welcome", "error"))
+        if answer["type"] == "error":
+            raise ProtocolError(answer)
+        await self.wait_for(lambda c: c.state is not None and c.state["room"]["code"] == c.room, timeout, "state")
+        return answer
+
+    async def create(self, name: str, lang: str = "en") -> str:
+        await self._enter({"type": "create", "name": name, "lang": lang})
+        assert self.room is not None
+        return self.room
+
+    async def join(self, room: str, name: str, lang: str = "en") -> dict[str, Any]:
+        return await self._enter({"type": "join", "room": room, "name": name, "lang": lang})
+
+    async def resume(self, room: str, token: str, lang: str = "en") -> dict[str, Any]:
+        return await self._enter({"type": "resume", "room": room, "token": token, "lang": lang})
+
+    async def watch(self, room: str) -> dict[str, Any]:
+        return await self._enter({"type": "watch", "room": room})
+
+    async def set_options(self, score_limit: int = 100, turn_seconds: int | None = None, discard_draw: bool = False) -> None:
+        await self.request(
+            {"type": "options", "score_limit": score_limit, "turn_seconds": turn_seconds, "discard_draw": discard_draw}
+        )
+
+    async def start(self) -> None:
+        await self.request({"type": "start"})
+
+    async def ready(self) -> None:
+        await self.request({"type": "ready"})
+
+    async def draw(self, source: str = "deck") -> dict[str, Any]:
+        return await self.request({"type": "draw", "from": source})
+
+    async def swap(self, slot: str) -> dict[str, Any]:
+        return await self.request({"type": "swap", "slot": slot})
+
+    async def discard(self) -> dict[str, Any]:
+        return await self.request({"type": "discard"})
+
+    async def jack(self) -> dict[str, Any]:
+        return await self.request({"type": "jack"})
+
+    async def queen(self, slot: str, target: int, target_slot: str) -> dict[str, Any]:
+        return await self.request({"type": "queen", "slot": slot, "target": target, "target_slot": target_slot})
+
+    async def king(self) -> dict[str, Any]:
+        return await self.request({"type": "king"})
+
+    async def crisp(self) -> dict[str, Any]:
+        return await self.request({"type": "crisp"})
+
+    async def react(self, emoji: str) -> dict[str, Any]:
+        return await self.request({"type": "react", "emoji": emoji})
+
+    async def sync(self) -> dict[str, Any]:
+        return await self.request({"type": "sync"})
+
+    async def close(self) -> None:
+        await self.ws.close()

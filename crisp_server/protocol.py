@@ -1,0 +1,268 @@
+"""The wire protocol: JSON text frames with a ``type`` key (documented in ``docs/protocol.md``).
+
+Inbound messages are validated as one pydantic discriminated union; anything else is answered with
+``{"type": "error", "code": "bad_message", ...}`` and the connection stays open. Outbound messages are
+built by the rooms from the engine's views (``crisp_server.rooms.room``); this module only names
+their error codes and texts.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Final, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
+
+from .engine import Code as RuleCode
+from .engine import message as rule_message
+
+Lang = Literal["en", "de"]
+SlotName = Literal["left", "middle", "right"]
+
+#: The reactions a player can send to the table.
+REACTIONS: Final = ("👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "🍀")
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class Create(_In):
+    """Create a private room and take its first seat (as host)."""
+
+    type: Literal["create"]
+    name: StrictStr
+    lang: Lang = "en"
+
+
+class Join(_In):
+    type: Literal["join"]
+    room: StrictStr
+    name: StrictStr
+    lang: Lang = "en"
+
+
+class Resume(_In):
+    """Come back to one's seat with the token given at the first join."""
+
+    type: Literal["resume"]
+    room: StrictStr
+    token: StrictStr
+    lang: Lang = "en"
+
+
+class Watch(_In):
+    type: Literal["watch"]
+    room: StrictStr
+    lang: Lang = "en"
+
+
+class Leave(_In):
+    type: Literal["leave"]
+
+
+class Kick(_In):
+    type: Literal["kick"]
+    seat: StrictInt
+
+
+class SetOptions(_In):
+    type: Literal["options"]
+    score_limit: Literal[50, 100, 150]
+    turn_seconds: Literal[30, 45, 60] | None
+    discard_draw: StrictBool
+
+
+class Start(_In):
+    type: Literal["start"]
+
+
+class Ready(_In):
+    """Done looking at the cards (peek), or ready for the next round."""
+
+    type: Literal["ready"]
+
+
+class DrawMsg(_In):
+    type: Literal["draw"]
+    source: Literal["deck", "discard"] = Field(default="deck", alias="from")
+
+
+class SwapMsg(_In):
+    type: Literal["swap"]
+    slot: SlotName
+
+
+class DiscardMsg(_In):
+    type: Literal["discard"]
+
+
+class JackMsg(_In):
+    type: Literal["jack"]
+
+
+class QueenMsg(_In):
+    type: Literal["queen"]
+    slot: SlotName
+    target: StrictInt
+    target_slot: SlotName
+
+
+class KingMsg(_In):
+    type: Literal["king"]
+
+
+class CrispMsg(_In):
+    type: Literal["crisp"]
+
+
+class React(_In):
+    type: Literal["react"]
+    emoji: StrictStr
+
+
+class Rematch(_In):
+    type: Literal["rematch"]
+
+
+class Sync(_In):
+    """Ask for a snapshot (after a gap in ``v``, or on coming back to the page)."""
+
+    type: Literal["sync"]
+
+
+class Ping(_In):
+    type: Literal["ping"]
+
+
+Inbound = Annotated[
+    Create
+    | Join
+    | Resume
+    | Watch
+    | Leave
+    | Kick
+    | SetOptions
+    | Start
+    | Ready
+    | DrawMsg
+    | SwapMsg
+    | DiscardMsg
+    | JackMsg
+    | QueenMsg
+    | KingMsg
+    | CrispMsg
+    | React
+    | Rematch
+    | Sync
+    | Ping,
+    Field(discriminator="type"),
+]
+ENTRY_MESSAGES: Final = (Create, Join, Resume, Watch)
+ACTION_MESSAGES: Final = (DrawMsg, SwapMsg, DiscardMsg, JackMsg, QueenMsg, KingMsg, CrispMsg)
+
+_ADAPTER: Final[TypeAdapter[Inbound]] = TypeAdapter(Inbound)
+
+
+class ProtocolCode(Enum):
+    """Errors of the protocol and the rooms (the engine's rule codes are used as they are)."""
+
+    BAD_MESSAGE = "bad_message"
+    TOO_LARGE = "too_large"
+    RATE_LIMITED = "rate_limited"
+    ROOM_NOT_FOUND = "room_not_found"
+    ROOM_FULL = "room_full"
+    NAME_TAKEN = "name_taken"
+    BAD_NAME = "bad_name"
+    BAD_TOKEN = "bad_token"
+    NOT_HOST = "not_host"
+    GAME_RUNNING = "game_running"
+    NOT_IN_ROOM = "not_in_room"
+    ALREADY_IN_ROOM = "already_in_room"
+    NOT_SEATED = "not_seated"
+    WRONG_PHASE = "wrong_phase"
+    NOT_ENOUGH_PLAYERS = "not_enough_players"
+    NO_SUCH_SEAT = "no_such_seat"
+    NOT_WATCHABLE = "not_watchable"
+    BAD_REACTION = "bad_reaction"
+
+
+_TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
+    "en": {
+        ProtocolCode.BAD_MESSAGE: "The server did not understand that message.",
+        ProtocolCode.TOO_LARGE: "That message is too large.",
+        ProtocolCode.RATE_LIMITED: "Slow down a little.",
+        ProtocolCode.ROOM_NOT_FOUND: "There is no room with that code.",
+        ProtocolCode.ROOM_FULL: "This room is full (8 players).",
+        ProtocolCode.NAME_TAKEN: "Someone in this room already has that name.",
+        ProtocolCode.BAD_NAME: "A name has 1 to 20 characters, without control characters.",
+        ProtocolCode.BAD_TOKEN: "That seat could not be found: join again.",
+        ProtocolCode.NOT_HOST: "Only the host can do that.",
+        ProtocolCode.GAME_RUNNING: "The game has already started: you can watch.",
+        ProtocolCode.NOT_IN_ROOM: "Join a room first.",
+        ProtocolCode.ALREADY_IN_ROOM: "You are already in a room on this connection.",
+        ProtocolCode.NOT_SEATED: "Spectators can only watch.",
+        ProtocolCode.WRONG_PHASE: "That is not possible at this point of the game.",
+        ProtocolCode.NOT_ENOUGH_PLAYERS: "A game needs 2 to 8 players.",
+        ProtocolCode.NO_SUCH_SEAT: "There is no such seat.",
+        ProtocolCode.NOT_WATCHABLE: "The game has not started yet: join it instead.",
+        ProtocolCode.BAD_REACTION: "That reaction is not available.",
+    },
+    "de": {
+        ProtocolCode.BAD_MESSAGE: "Der Server hat diese Nachricht nicht verstanden.",
+        ProtocolCode.TOO_LARGE: "Diese Nachricht ist zu groß.",
+        ProtocolCode.RATE_LIMITED: "Nicht so schnell.",
+        ProtocolCode.ROOM_NOT_FOUND: "Es gibt keinen Raum mit diesem Code.",
+        ProtocolCode.ROOM_FULL: "Dieser Raum ist voll (8 Spieler).",
+        ProtocolCode.NAME_TAKEN: "Diesen Namen hat schon jemand in diesem Raum.",
+        ProtocolCode.BAD_NAME: "Ein Name hat 1 bis 20 Zeichen, ohne Steuerzeichen.",
+        ProtocolCode.BAD_TOKEN: "Dein Platz wurde nicht gefunden: tritt neu bei.",
+        ProtocolCode.NOT_HOST: "Das darf nur der Gastgeber.",
+        ProtocolCode.GAME_RUNNING: "Das Spiel läuft schon: du kannst zuschauen.",
+        ProtocolCode.NOT_IN_ROOM: "Tritt zuerst einem Raum bei.",
+        ProtocolCode.ALREADY_IN_ROOM: "Du bist auf dieser Verbindung schon in einem Raum.",
+        ProtocolCode.NOT_SEATED: "Zuschauer können nur zuschauen.",
+        ProtocolCode.WRONG_PHASE: "Das geht an dieser Stelle des Spiels nicht.",
+        ProtocolCode.NOT_ENOUGH_PLAYERS: "Ein Spiel braucht 2 bis 8 Spieler.",
+        ProtocolCode.NO_SUCH_SEAT: "Diesen Platz gibt es nicht.",
+        ProtocolCode.NOT_WATCHABLE: "Das Spiel hat noch nicht begonnen: tritt lieber bei.",
+        ProtocolCode.BAD_REACTION: "Diese Reaktion gibt es nicht.",
+    },
+}
+
+ErrorCode = ProtocolCode | RuleCode
+
+
+def error_text(code: ErrorCode, lang: str = "en") -> str:
+    if isinstance(code, RuleCode):
+        return rule_message(code, lang)
+    return _TEXTS.get(lang, _TEXTS["en"])[code]
+
+
+def error_message(v: int, code: ErrorCode, lang: str = "en", detail: str | None = None) -> bytes:
+    """``{"type": "error", "v", "code", "message"}``; ``detail`` says what was wrong with a bad message."""
+    body: dict[str, object] = {"type": "error", "v": v, "code": code.value, "message": error_text(code, lang)}
+    if detail:
+        body["detail"] = detail
+    return orjson.dumps(body)
+
+
+class BadMessage(ValueError):
+    """An inbound frame that is not a valid message; the text says why (it never echoes secrets)."""
+
+
+def parse_inbound(data: str | bytes) -> Inbound:
+    """Decode and validate one inbound frame."""
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise BadMessage("not valid JSON") from None
+    if not isinstance(raw, dict):
+        raise BadMessage("a message is a JSON object with a 'type'")
+    try:
+        return _ADAPTER.validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "message"
+        raise BadMessage(f"{where}: {first['msg']}") from None

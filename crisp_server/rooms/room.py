@@ -1,0 +1,794 @@
+"""One private room: an asyncio task with an inbox, the only writer of its state.
+
+Joins, options, actions, disconnects and timer expiries are messages in the same inbox, handled one
+at a time; no locks, no races. Handlers never await a socket: every outgoing message goes into the
+recipient connection's bounded queue (``Member.send``), and each connection has its own relay task.
+Every message published to the room bumps the version ``v``; each recipient gets its own message built
+from the engine's view of its seat (``crisp_server.engine.views``) and the events it may see.
+
+Time: the room reads a monotonic ``Clock`` (real in the server, manual in tests). A round's engine
+clock is "milliseconds since play started" (the peek phase is not counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Final, Protocol
+
+import orjson
+
+from crisp_server import protocol as p
+from crisp_server.engine import (
+    FULL_DECK,
+    Action,
+    CallCrisp,
+    Discard,
+    Draw,
+    Event,
+    Game,
+    Options,
+    Record,
+    RecordRound,
+    Slot,
+    Source,
+    Swap,
+    Timed,
+    TimeOut,
+    UseJack,
+    UseKing,
+    UseQueen,
+    event_to_dict,
+    visible_to,
+)
+from crisp_server.engine import Code as RuleCode
+from crisp_server.engine.views import private_view, table_view
+from crisp_server.settings import Settings
+
+from .clock import Clock, TimerHandle
+from .tokens import hash_token, new_token, token_matches
+
+log = logging.getLogger("crisp.room")
+
+MAX_SEATS: Final = 8
+MAX_NAME: Final = 20
+
+#: WebSocket close codes the room uses.
+CLOSE_KICKED: Final = 4003
+CLOSE_REPLACED: Final = 4001
+CLOSE_LEFT: Final = 1000
+CLOSE_RESTART: Final = 1012
+
+
+class Phase(Enum):
+    LOBBY = "lobby"
+    """Players join; the host sets the options and starts."""
+    PEEK = "peek"
+    """A round was dealt: players look at their left and right card."""
+    PLAY = "play"
+    ROUND_OVER = "round_over"
+    """Hands are shown; the next round deals when all are ready or after a pause."""
+    GAME_OVER = "game_over"
+
+
+class Member(Protocol):
+    """A connection as the room sees it (the web layer's object)."""
+
+    lang: str
+    room: Room | None
+
+    def send(self, data: bytes) -> None:
+        """Queue a text frame; never blocks (a connection that falls too far behind is dropped)."""
+        ...
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Close after the frames already queued."""
+        ...
+
+
+class TokenBucket:
+    """``burst`` at once, then one per ``1/rate`` seconds; time is given in milliseconds."""
+
+    __slots__ = ("burst", "per_ms", "stamp", "tokens")
+
+    def __init__(self, burst: int, per_second: float, now: int) -> None:
+        self.burst = float(burst)
+        self.per_ms = per_second / 1000
+        self.tokens = float(burst)
+        self.stamp = now
+
+    def take(self, now: int) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.per_ms)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+@dataclass(eq=False)
+class Seat:
+    name: str
+    token_hash: str
+    reactions: TokenBucket
+    conn: Member | None = None
+    left: bool = False
+    ready: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Fairness:
+    """The commitment to a round's deck: ``sha256(salt + deck)`` before the deal, salt and deck after."""
+
+    salt: str
+    deck: tuple[str, ...]
+
+    @property
+    def commitment(self) -> str:
+        return deck_commitment(self.salt, self.deck)
+
+
+def deck_commitment(salt: str, deck: Sequence[str]) -> str:
+    """Hex SHA-256 of the UTF-8 text ``salt`` followed by the 52 codes joined without separator."""
+    return hashlib.sha256((salt + "".join(deck)).encode()).hexdigest()
+
+
+def clean_name(raw: str) -> str | None:
+    """The name as shown (trimmed, NFC), or ``None`` if it is empty, too long or has control characters."""
+    name = unicodedata.normalize("NFC", raw.strip())
+    if not 1 <= len(name) <= MAX_NAME:
+        return None
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") for ch in name):
+        return None
+    return name
+
+
+# -- inbox messages ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    conn: Member
+    message: Any  # a protocol.Inbound model
+
+
+@dataclass(frozen=True, slots=True)
+class Detach:
+    conn: Member
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    pass
+
+
+RoomMessage = Inbound | Detach | Tick | Shutdown
+
+
+class RoomError(Exception):
+    """A request refused by the room: answered to its sender only, nothing changed."""
+
+    def __init__(self, code: p.ErrorCode) -> None:
+        super().__init__(code.value)
+        self.code = code
+
+
+_SLOTS: Final = {"left": Slot.LEFT, "middle": Slot.MIDDLE, "right": Slot.RIGHT}
+
+
+class Room:
+    """A private room; :meth:`post` is the only way in, from any coroutine."""
+
+    def __init__(
+        self,
+        code: str,
+        link: str,
+        settings: Settings,
+        clock: Clock,
+        on_close: Callable[[Room], None] | None = None,
+    ) -> None:
+        self.code = code
+        self.link = link
+        self.settings = settings
+        self.clock = clock
+        self._on_close = on_close
+        self.inbox: asyncio.Queue[RoomMessage] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+        self.v = 0
+        self.phase = Phase.LOBBY
+        self.seats: list[Seat] = []
+        self.host = 0
+        self.members: dict[Member, Seat | None] = {}  # None: a spectator
+        self.options = Options()
+        self.game: Game | None = None
+        self.record: Record | None = None
+        self.fair: list[Fairness] = []
+        self.round_zero: int | None = None  # clock instant of the current round's engine time 0
+        self.peek_ends: int | None = None
+        self.next_round_at: int | None = None
+        self.closed = False
+        self._timer: TimerHandle | None = None
+        self._timer_at: int | None = None
+
+    # -- running ---------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"room {self.code}")
+
+    def post(self, message: RoomMessage) -> None:
+        self.inbox.put_nowait(message)
+
+    async def _run(self) -> None:
+        while not self.closed:
+            message = await self.inbox.get()
+            try:
+                self.handle(message)
+            except Exception:  # a bug must not take the whole room down with it
+                log.exception("room %s: error handling %s", self.code, type(message).__name__)
+            self._schedule()
+
+    def handle(self, message: RoomMessage) -> None:
+        """Handle one inbox message (the room task calls it; tests may call it directly)."""
+        if isinstance(message, Inbound):
+            self._inbound(message.conn, message.message)
+        elif isinstance(message, Detach):
+            self._detach(message.conn)
+        elif isinstance(message, Tick):
+            self._tick()
+        else:
+            self._shutdown()
+
+    # -- time ------------------------------------------------------------------------------------------
+
+    def round_now(self) -> int:
+        assert self.round_zero is not None
+        return self.clock.now() - self.round_zero
+
+    def _auto_timeout_at(self) -> int | None:
+        """Round time at which the current move is timed out for a player who is away, if any."""
+        game = self.game
+        r = game.round if game else None
+        if game is None or r is None or r.ended:
+            return None
+        seat = self.seats[r.turn]
+        if seat.left:  # nobody is coming back: play on at once
+            return r.move_start
+        if seat.conn is None and game.move_limit_ms is None:
+            return r.move_start + int(self.settings.disconnect_timeout_seconds * 1000)
+        return None
+
+    def _wake_at(self) -> int | None:
+        if self.phase is Phase.PEEK:
+            return self.peek_ends
+        if self.phase is Phase.ROUND_OVER:
+            return self.next_round_at
+        if self.phase is Phase.PLAY and self.game is not None and self.round_zero is not None:
+            times = [t for t in (self.game.next_deadline(), self._auto_timeout_at()) if t is not None]
+            return self.round_zero + min(times) if times else None
+        return None
+
+    def _schedule(self) -> None:
+        when = None if self.closed else self._wake_at()
+        if when == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._timer_at = when
+        if when is not None:
+            self._timer = self.clock.call_at(when, self._wake)
+
+    def _wake(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        if not self.closed:
+            self.post(Tick())
+
+    def _tick(self) -> None:
+        now = self.clock.now()
+        if self.phase is Phase.PEEK and self.peek_ends is not None and now >= self.peek_ends:
+            self._begin_play()
+        elif self.phase is Phase.ROUND_OVER and self.next_round_at is not None and now >= self.next_round_at:
+            self._deal()
+        elif self.phase is Phase.PLAY:
+            events = self._advance()
+            if events:
+                self._after_play(events, [])
+
+    def _advance(self) -> list[Event]:
+        """Advance the engine to now, timing out players who are away; the events."""
+        game = self.game
+        assert game is not None
+        now = self.round_now()
+        events = game.advance(now)
+        due = self._auto_timeout_at()
+        while due is not None and due <= now and game.round is not None and not game.round.ended:
+            # Time out at the instant it fell due (a record replays the same), then catch up to now.
+            events.extend(game.advance(max(due, game.round.now)))
+            if game.round.ended:
+                break
+            action = TimeOut(game.round.turn)
+            self._log_action(Timed(game.round.now, action))
+            events.extend(game.apply(action))
+            events.extend(game.advance(now))
+            due = self._auto_timeout_at()
+        return events
+
+    # -- inbound ---------------------------------------------------------------------------------------
+
+    def _inbound(self, conn: Member, msg: Any) -> None:
+        try:
+            if isinstance(msg, p.Create | p.Join):
+                self._join(conn, msg.name)
+            elif isinstance(msg, p.Resume):
+                self._resume(conn, msg.token)
+            elif isinstance(msg, p.Watch):
+                self._watch(conn)
+            elif conn not in self.members:
+                raise RoomError(p.ProtocolCode.NOT_IN_ROOM)
+            elif isinstance(msg, p.Sync):
+                conn.send(self._message(conn, "snapshot", []))
+            elif isinstance(msg, p.Ping):
+                conn.send(orjson.dumps({"type": "pong", "v": self.v}))
+            else:
+                self._seated_command(conn, msg)
+        except RoomError as err:
+            conn.send(p.error_message(self.v, err.code, conn.lang))
+
+    def _seat_of(self, conn: Member) -> Seat:
+        seat = self.members.get(conn)
+        if seat is None:
+            raise RoomError(p.ProtocolCode.NOT_SEATED)
+        return seat
+
+    def _require_host(self, seat: Seat) -> None:
+        if self.seats.index(seat) != self.host:
+            raise RoomError(p.ProtocolCode.NOT_HOST)
+
+    def _seated_command(self, conn: Member, msg: Any) -> None:
+        if isinstance(msg, p.Leave):
+            self._leave(conn)
+            return
+        seat = self._seat_of(conn)
+        if isinstance(msg, p.ACTION_MESSAGES):
+            self._action(conn, seat, msg)
+        elif isinstance(msg, p.Ready):
+            self._ready(seat)
+        elif isinstance(msg, p.React):
+            self._react(seat, msg.emoji)
+        elif isinstance(msg, p.Kick):
+            self._kick(seat, msg.seat)
+        elif isinstance(msg, p.SetOptions):
+            self._require_host(seat)
+            if self.phase is not Phase.LOBBY:
+                raise RoomError(p.ProtocolCode.GAME_RUNNING)
+            self.options = Options(msg.score_limit, msg.turn_seconds, msg.discard_draw)
+            self._publish([], [{"type": "options_changed"}])
+        elif isinstance(msg, p.Start):
+            self._require_host(seat)
+            if self.phase is not Phase.LOBBY:
+                raise RoomError(p.ProtocolCode.GAME_RUNNING)
+            if not 2 <= len(self.seats) <= MAX_SEATS:
+                raise RoomError(p.ProtocolCode.NOT_ENOUGH_PLAYERS)
+            self._start_game()
+        elif isinstance(msg, p.Rematch):
+            self._require_host(seat)
+            if self.phase is not Phase.GAME_OVER:
+                raise RoomError(p.ProtocolCode.WRONG_PHASE)
+            self._rematch()
+        else:
+            raise RoomError(p.ProtocolCode.BAD_MESSAGE)
+
+    # -- membership ------------------------------------------------------------------------------------
+
+    def _admit(self, conn: Member) -> None:
+        if conn.room is not None:
+            raise RoomError(p.ProtocolCode.ALREADY_IN_ROOM)
+        conn.room = self
+
+    def _join(self, conn: Member, raw_name: str) -> None:
+        name = clean_name(raw_name)
+        if name is None:
+            raise RoomError(p.ProtocolCode.BAD_NAME)
+        if self.phase is not Phase.LOBBY:
+            raise RoomError(p.ProtocolCode.GAME_RUNNING)
+        if len(self.seats) >= MAX_SEATS:
+            raise RoomError(p.ProtocolCode.ROOM_FULL)
+        if any(s.name.casefold() == name.casefold() for s in self.seats):
+            raise RoomError(p.ProtocolCode.NAME_TAKEN)
+        self._admit(conn)
+        token = new_token()
+        seat = Seat(
+            name,
+            hash_token(token),
+            TokenBucket(self.settings.reaction_burst, 1 / self.settings.reaction_seconds, self.clock.now()),
+            conn,
+        )
+        self.seats.append(seat)
+        self.members[conn] = seat
+        index = len(self.seats) - 1
+        conn.send(self._welcome(index, token))
+        self._publish([], [{"type": "joined", "seat": index, "name": name}])
+
+    def _resume(self, conn: Member, token: str) -> None:
+        seat = next((s for s in self.seats if token_matches(token, s.token_hash)), None)
+        if seat is None:
+            raise RoomError(p.ProtocolCode.BAD_TOKEN)
+        if conn.room is not None and conn is not seat.conn:
+            raise RoomError(p.ProtocolCode.ALREADY_IN_ROOM)
+        old = seat.conn
+        if old is not None and old is not conn:
+            # The same player on a new connection (a reload, another tab): the new one wins.
+            self.members.pop(old, None)
+            old.room = None
+            old.send(orjson.dumps({"type": "replaced", "v": self.v}))
+            old.close(CLOSE_REPLACED, "replaced by a newer connection")
+        conn.room = self
+        seat.conn = conn
+        seat.left = False
+        self.members[conn] = seat
+        index = self.seats.index(seat)
+        conn.send(self._welcome(index, None))
+        self._publish([], [{"type": "connected", "seat": index}])
+
+    def _watch(self, conn: Member) -> None:
+        if self.phase is Phase.LOBBY and len(self.seats) < MAX_SEATS:
+            raise RoomError(p.ProtocolCode.NOT_WATCHABLE)
+        self._admit(conn)
+        self.members[conn] = None
+        conn.send(self._welcome(None, None))
+        self._publish([], [{"type": "spectator_joined"}])
+
+    def _detach(self, conn: Member) -> None:
+        if conn not in self.members:
+            return
+        seat = self.members.pop(conn)
+        conn.room = None
+        if seat is None:
+            self._publish([], [{"type": "spectator_left"}])
+            return
+        if seat.conn is conn:
+            seat.conn = None
+            self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
+
+    def _remove_seat(self, seat: Seat) -> int:
+        """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
+        index = self.seats.index(seat)
+        self.seats.pop(index)
+        if index < self.host:
+            self.host -= 1
+        elif index == self.host:
+            self.host = index % len(self.seats) if self.seats else 0
+        return index
+
+    def _leave(self, conn: Member) -> None:
+        seat = self.members.pop(conn, None)
+        conn.room = None
+        conn.send(orjson.dumps({"type": "left", "v": self.v}))
+        conn.close(CLOSE_LEFT, "left the room")
+        if seat is None:
+            self._publish([], [{"type": "spectator_left"}])
+            return
+        seat.conn = None
+        if self.phase is Phase.LOBBY:
+            index = self._remove_seat(seat)
+            if not self.seats:
+                self._close()
+                return
+            self._publish([], [{"type": "left", "seat": index, "host": self.host}])
+            return
+        index = self.seats.index(seat)
+        seat.left = True
+        if index == self.host:
+            self._pass_host(index)
+        if all(s.left for s in self.seats):
+            self._close()
+            return
+        if self.phase is Phase.PLAY:
+            events = self._advance()  # if it is their move, it is played on now
+            self._after_play(events, [{"type": "left", "seat": index, "host": self.host}])
+        else:
+            self._publish([], [{"type": "left", "seat": index, "host": self.host}])
+            self._maybe_all_ready()
+
+    def _pass_host(self, index: int) -> None:
+        n = len(self.seats)
+        for k in range(1, n + 1):
+            if not self.seats[(index + k) % n].left:
+                self.host = (index + k) % n
+                return
+
+    def _kick(self, seat: Seat, target: int) -> None:
+        self._require_host(seat)
+        if self.phase is not Phase.LOBBY:
+            raise RoomError(p.ProtocolCode.GAME_RUNNING)
+        if not 0 <= target < len(self.seats) or target == self.host:
+            raise RoomError(p.ProtocolCode.NO_SUCH_SEAT)
+        victim = self.seats[target]
+        self._remove_seat(victim)
+        if victim.conn is not None:
+            conn = victim.conn
+            self.members.pop(conn, None)
+            conn.room = None
+            conn.send(orjson.dumps({"type": "kicked", "v": self.v}))
+            conn.close(CLOSE_KICKED, "removed by the host")
+        self._publish([], [{"type": "kicked", "seat": target}])
+
+    # -- the game flow ---------------------------------------------------------------------------------
+
+    def _start_game(self) -> None:
+        names = [s.name for s in self.seats]
+        first_dealer = secrets.randbelow(len(names))
+        self.game = Game(names, self.options, first_dealer)
+        self.record = Record(self.options, tuple(names), first_dealer, [])
+        self.fair = []
+        self._deal()
+
+    def _rematch(self) -> None:
+        staying = [s for s in self.seats if not s.left]
+        host_seat = self.seats[self.host]
+        self.seats = staying
+        self.host = self.seats.index(host_seat) if host_seat in staying else 0
+        self.game = None
+        self.record = None
+        if len(self.seats) >= 2:
+            self._start_game()
+        else:
+            self.phase = Phase.LOBBY
+            self._publish([], [{"type": "lobby"}])
+
+    def _deal(self) -> None:
+        assert self.game is not None
+        assert self.record is not None
+        deck = list(FULL_DECK)
+        secrets.SystemRandom().shuffle(deck)
+        fair = Fairness(secrets.token_hex(16), tuple(deck))
+        self.fair.append(fair)
+        self.record.rounds.append(RecordRound(fair.deck))
+        events = self.game.start_round(deck)
+        self.phase = Phase.PEEK
+        self.round_zero = None
+        self.next_round_at = None
+        self.peek_ends = self.clock.now() + int(self.settings.peek_seconds * 1000)
+        for s in self.seats:
+            s.ready = s.left
+        self._publish(events, [{"type": "peek", "commitment": fair.commitment}])
+
+    def _begin_play(self) -> None:
+        self.phase = Phase.PLAY
+        self.peek_ends = None
+        self.round_zero = self.clock.now()
+        events = self._advance()  # a player who left is played on at once
+        self._after_play(events, [{"type": "play"}])
+
+    def _ready(self, seat: Seat) -> None:
+        if self.phase not in (Phase.PEEK, Phase.ROUND_OVER):
+            raise RoomError(p.ProtocolCode.WRONG_PHASE)
+        if seat.ready:
+            return
+        seat.ready = True
+        self._publish([], [{"type": "ready", "seat": self.seats.index(seat)}])
+        self._maybe_all_ready()
+
+    def _maybe_all_ready(self) -> None:
+        present = [s for s in self.seats if not s.left and s.conn is not None]
+        if not present or not all(s.ready for s in present):
+            return
+        if self.phase is Phase.PEEK:
+            self._begin_play()
+        elif self.phase is Phase.ROUND_OVER:
+            self._deal()
+
+    def _action(self, conn: Member, seat: Seat, msg: Any) -> None:
+        if self.phase is Phase.PEEK:
+            raise RoomError(RuleCode.TOO_EARLY)
+        if self.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
+            raise RoomError(RuleCode.ROUND_OVER)
+        if self.phase is not Phase.PLAY:
+            raise RoomError(p.ProtocolCode.WRONG_PHASE)
+        game = self.game
+        assert game is not None
+        index = self.seats.index(seat)
+        action = _to_action(index, msg)
+        events = self._advance()
+        rejected: RuleCode | None = None
+        if game.round is not None and not game.round.ended:
+            try:
+                events.extend(game.apply(action))
+                self._log_action(Timed(game.round.now, action))
+            except ValueError as exc:  # Rejected: nothing changed
+                rejected = getattr(exc, "code", RuleCode.NOT_YOUR_TURN)
+        else:
+            rejected = RuleCode.ROUND_OVER
+        if events:
+            self._after_play(events, [])
+        if rejected is not None:
+            raise RoomError(rejected)
+
+    def _log_action(self, timed: Timed) -> None:
+        assert self.record is not None
+        self.record.rounds[-1].actions.append(timed)
+
+    def _after_play(self, events: list[Event], room_events: list[dict[str, Any]]) -> None:
+        """Publish the engine's events; move on to the round's end if it ended."""
+        game = self.game
+        assert game is not None
+        r = game.round
+        assert r is not None
+        extra = list(room_events)
+        if r.ended and self.phase is Phase.PLAY:
+            assert self.record is not None
+            self.record.rounds[-1].end_at = r.end_at
+            fair = self.fair[-1]
+            extra.append({"type": "deck_revealed", "salt": fair.salt, "deck": list(fair.deck)})
+            self.round_zero = None
+            for s in self.seats:
+                s.ready = s.left
+            if game.game_over:
+                self.phase = Phase.GAME_OVER
+            else:
+                self.phase = Phase.ROUND_OVER
+                self.next_round_at = self.clock.now() + int(self.settings.next_round_seconds * 1000)
+        self._publish(events, extra)
+
+    def _react(self, seat: Seat, emoji: str) -> None:
+        if emoji not in p.REACTIONS:
+            raise RoomError(p.ProtocolCode.BAD_REACTION)
+        if not seat.reactions.take(self.clock.now()):
+            raise RoomError(p.ProtocolCode.RATE_LIMITED)
+        self._publish([], [{"type": "reaction", "seat": self.seats.index(seat), "emoji": emoji}])
+
+    # -- closing ---------------------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._on_close is not None:
+            self._on_close(self)
+
+    def _shutdown(self) -> None:
+        """The server stops: tell everyone to come back in a moment, and close."""
+        data = orjson.dumps({"type": "restarting", "v": self.v})
+        for conn in list(self.members):
+            conn.send(data)
+            conn.close(CLOSE_RESTART, "server restarting")
+            conn.room = None
+        self.members.clear()
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+    # -- outbound --------------------------------------------------------------------------------------
+
+    def room_state(self) -> dict[str, Any]:
+        """The lobby part of every message: public."""
+        fair: dict[str, Any] | None = None
+        if self.fair:
+            last = self.fair[-1]
+            fair = {"round": len(self.fair) - 1, "commitment": last.commitment}
+            if self.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
+                fair["salt"] = last.salt
+                fair["deck"] = list(last.deck)
+        o = self.options
+        return {
+            "code": self.code,
+            "link": self.link,
+            "phase": self.phase.value,
+            "host": self.host,
+            "seats": [
+                {"name": s.name, "connected": s.conn is not None, "left": s.left, "ready": s.ready}
+                for s in self.seats
+            ],
+            "options": {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+            "spectators": sum(1 for s in self.members.values() if s is None),
+            "fair": fair,
+        }
+
+    def _clocks(self) -> dict[str, int | None]:
+        """What runs, as milliseconds left: phones' clocks are not trusted."""
+        now = self.clock.now()
+
+        def left(at: int | None) -> int | None:
+            return None if at is None else max(0, at - now)
+
+        out: dict[str, int | None] = {
+            "peek_ends_in": left(self.peek_ends) if self.phase is Phase.PEEK else None,
+            "next_round_in": left(self.next_round_at) if self.phase is Phase.ROUND_OVER else None,
+            "deadline_in": None,
+            "may_draw_in": None,
+            "window_closes_in": None,
+            "auto_timeout_in": None,
+        }
+        game = self.game
+        r = game.round if game is not None else None
+        if self.phase is Phase.PLAY and game is not None and r is not None and self.round_zero is not None:
+            zero = self.round_zero
+            deadline = game.deadline()
+            out["deadline_in"] = left(zero + deadline) if deadline is not None else None
+            out["may_draw_in"] = left(zero + r.move_start)
+            out["window_closes_in"] = left(zero + r.window_closes) if r.window_seat is not None else None
+            auto = self._auto_timeout_at()
+            out["auto_timeout_in"] = left(zero + auto) if auto is not None else None
+        return out
+
+    def _shared(self) -> bytes:
+        """The part of a message that is the same for every recipient, encoded once."""
+        table = table_view(self.game) if self.game is not None else None
+        return orjson.dumps({"room": self.room_state(), "table": table, "clock": self._clocks()})[1:-1]
+
+    def _you(self, seat: Seat | None) -> dict[str, Any]:
+        if seat is None or self.game is None:
+            index = self.seats.index(seat) if seat is not None else None
+            you: dict[str, Any] = {"seat": index, "drawn_card": None, "can": []}
+        else:
+            index = self.seats.index(seat)
+            you = private_view(self.game, index)
+            if self.phase is not Phase.PLAY:
+                you["can"] = []
+        you["spectator"] = seat is None
+        you["host"] = seat is not None and index == self.host
+        return you
+
+    def _message(self, conn: Member, kind: str, events: list[Any], shared: bytes | None = None) -> bytes:
+        seat = self.members.get(conn)
+        if shared is None:
+            shared = self._shared()
+        head = b'{"type":"%s","v":%d,' % (kind.encode(), self.v)
+        return (
+            head
+            + shared
+            + b',"you":'
+            + orjson.dumps(self._you(seat))
+            + b',"events":'
+            + orjson.dumps(events)
+            + b"}"
+        )
+
+    def _welcome(self, index: int | None, token: str | None) -> bytes:
+        return orjson.dumps(
+            {"type": "welcome", "v": self.v, "room": self.code, "seat": index, "token": token, "link": self.link}
+        )
+
+    def _publish(self, events: Sequence[Event], room_events: list[dict[str, Any]]) -> None:
+        """Version the change and send each member its own message."""
+        self.v += 1
+        shared = self._shared()
+        dicts = [event_to_dict(e) for e in events]
+        public = [d for e, d in zip(events, dicts, strict=True) if e.to is None] + room_events
+        private = any(e.to is not None for e in events)
+        for conn, seat in self.members.items():
+            visible = public
+            if private:
+                index = self.seats.index(seat) if seat is not None else None
+                visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
+            conn.send(self._message(conn, "update", visible, shared))
+
+
+def _to_action(seat: int, msg: Any) -> Action:
+    if isinstance(msg, p.DrawMsg):
+        return Draw(seat, Source(msg.source))
+    if isinstance(msg, p.SwapMsg):
+        return Swap(seat, _SLOTS[msg.slot])
+    if isinstance(msg, p.DiscardMsg):
+        return Discard(seat)
+    if isinstance(msg, p.JackMsg):
+        return UseJack(seat)
+    if isinstance(msg, p.QueenMsg):
+        return UseQueen(seat, _SLOTS[msg.slot], msg.target, _SLOTS[msg.target_slot])
+    if isinstance(msg, p.KingMsg):
+        return UseKing(seat)
+    return CallCrisp(seat)
+
+

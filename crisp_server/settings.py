@@ -1,0 +1,66 @@
+"""Server settings: typed, from ``CRISP_*`` environment variables, passed into ``create_app(settings)``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every setting can be given as an environment variable: ``host`` is ``CRISP_HOST``, and so on."""
+
+    model_config = SettingsConfigDict(env_prefix="CRISP_", env_file=None, extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    #: The address players use to reach the server, e.g. ``https://crisp.example.org`` behind a reverse proxy.
+    #: Join links and QR codes use it; without it they use the address of the request.
+    public_url: str | None = None
+    #: Extra origins (``scheme://host[:port]``) whose pages may open a WebSocket; the server's own origin
+    #: is always allowed.
+    allowed_origins: list[str] = Field(default_factory=list)
+    #: Trust ``X-Forwarded-*`` headers from these addresses (comma-separated, or ``*``): behind a proxy.
+    forwarded_allow_ips: str = "127.0.0.1"
+    proxy_headers: bool = False
+
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    #: How long players may look at their two cards before play starts (unless all are ready sooner).
+    peek_seconds: float = Field(default=10.0, gt=0)
+    #: The pause after a round before the next one deals (unless all are ready sooner).
+    next_round_seconds: float = Field(default=20.0, gt=0)
+    #: Without a turn timer, a disconnected player's move times out after this long.
+    disconnect_timeout_seconds: float = Field(default=60.0, gt=0)
+
+    #: Inbound WebSocket messages larger than this are refused with ``too_large``.
+    max_message_bytes: int = Field(default=4096, ge=256)
+    #: Per connection: this many messages at once, refilled at ``rate_per_second``; far beyond, the socket closes.
+    rate_burst: int = Field(default=30, ge=1)
+    rate_per_second: float = Field(default=10.0, gt=0)
+    #: Per client address: room-code look-ups (join, watch, room info) allowed in a burst and per minute.
+    lookup_burst: int = Field(default=20, ge=1)
+    lookup_per_minute: float = Field(default=30.0, gt=0)
+    #: Messages waiting for one slow connection before the server drops it (it can resume).
+    send_queue: int = Field(default=256, ge=8)
+    #: Reactions: this many in a burst per player, then one per ``reaction_seconds``.
+    reaction_burst: int = Field(default=3, ge=1)
+    reaction_seconds: float = Field(default=2.0, gt=0)
+
+    data_dir: Path = Path("data")
+    static_dir: Path | None = None
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [v.strip().rstrip("/") for v in value.split(",") if v.strip()]
+        return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _no_trailing_slash(cls, value: str | None) -> str | None:
+        return value.rstrip("/") if value else value

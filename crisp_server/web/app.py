@@ -1,0 +1,223 @@
+"""The FastAPI app: ``create_app(settings)``. HTTP routes, the static web client and the WebSocket bridge.
+
+Data flows one way: a frame comes in here, is checked (origin, size, rate, shape), and becomes a
+message in a room's inbox. The room answers through the connection's queue. Nothing here knows a rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import segno
+from fastapi import FastAPI, HTTPException, Request, WebSocket
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.websockets import WebSocketDisconnect
+
+from crisp_server import __version__
+from crisp_server import protocol as p
+from crisp_server.rooms.clock import Clock, LoopClock
+from crisp_server.rooms.registry import Registry
+from crisp_server.rooms.room import Detach, Inbound, Phase, TokenBucket
+from crisp_server.rooms.tokens import is_room_code, normalize_code
+from crisp_server.settings import Settings
+from crisp_server.web.connection import Connection
+
+#: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
+CLOSE_POLICY: Final = 1008
+DEFAULT_STATIC = Path(__file__).resolve().parent.parent.parent / "static"
+
+
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class AddressLimiter:
+    """Room-code look-ups per client address, so that codes cannot be guessed by brute force."""
+
+    def __init__(self, burst: int, per_minute: float) -> None:
+        self.burst = burst
+        self.per_second = per_minute / 60
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def allow(self, address: str) -> bool:
+        now = _now_ms()
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            if len(self.buckets) > 50_000:  # forget the oldest addresses rather than grow without end
+                for key in list(self.buckets)[:10_000]:
+                    del self.buckets[key]
+            bucket = self.buckets[address] = TokenBucket(self.burst, self.per_second, now)
+        return bucket.take(now)
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def create_app(settings: Settings | None = None, clock: Clock | None = None) -> FastAPI:
+    """Build the app. ``clock`` is for tests (a ``ManualClock``); the server uses the real one."""
+    settings = settings or Settings()
+    clock = clock or LoopClock()
+    registry = Registry(settings, clock)
+    limiter = AddressLimiter(settings.lookup_burst, settings.lookup_per_minute)
+    static_dir = settings.static_dir or DEFAULT_STATIC
+    allowed = {o.lower() for o in settings.allowed_origins}
+    if settings.public_url:
+        allowed.add(_origin_of(settings.public_url))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await registry.shutdown()
+
+    app = FastAPI(title="Crisp", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.settings = settings
+    app.state.registry = registry
+    app.state.clock = clock
+
+    def base_url(scheme: str, host: str | None) -> str:
+        if settings.public_url:
+            return settings.public_url
+        scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
+        return f"{scheme}://{host or 'localhost'}"
+
+    def origin_ok(websocket: WebSocket) -> bool:
+        origin = websocket.headers.get("origin")
+        if origin is None:  # not a browser: browsers always send Origin on a WebSocket
+            return True
+        origin = origin.lower().rstrip("/")
+        own = _origin_of(base_url(websocket.url.scheme, websocket.headers.get("host")))
+        return origin == own or origin in allowed
+
+    def client_address(conn: Request | WebSocket) -> str:
+        return conn.client.host if conn.client else "unknown"
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}
+
+    def find_room(request: Request, code: str) -> Any:
+        if not limiter.allow(client_address(request)):
+            raise HTTPException(429, "too many look-ups, try again in a minute")
+        room = registry.get(normalize_code(code))
+        if room is None:
+            raise HTTPException(404, "no room with that code")
+        return room
+
+    @app.get("/api/rooms/{code}")
+    async def room_info(request: Request, code: str) -> dict[str, Any]:
+        room = find_room(request, code)
+        full = len(room.seats) >= 8
+        return {
+            "code": room.code,
+            "link": room.link,
+            "phase": room.phase.value,
+            "players": [s.name for s in room.seats],
+            "joinable": room.phase is Phase.LOBBY and not full,
+            "watchable": room.phase is not Phase.LOBBY or full,
+        }
+
+    @app.get("/api/rooms/{code}/qr.svg")
+    async def room_qr(request: Request, code: str) -> Response:
+        room = find_room(request, code)
+        qr = segno.make(room.link, error="m")
+        svg = qr.svg_inline(scale=6, dark="#111", light="#fff", border=2)
+        return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=3600"})
+
+    @app.get("/r/{code}")
+    async def join_page(code: str) -> FileResponse:
+        return FileResponse(static_dir / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.websocket("/ws")
+    async def websocket_endpoint(websocket: WebSocket) -> None:
+        if not origin_ok(websocket):
+            await websocket.close(code=CLOSE_POLICY)  # before accept: the handshake gets a 403
+            return
+        await websocket.accept()
+        conn = Connection(websocket, settings.send_queue, client_address(websocket))
+        conn.start()
+        try:
+            await _serve(conn, websocket)
+        finally:
+            room = conn.target
+            if room is not None:
+                room.post(Detach(conn))
+            await conn.finish()
+
+    async def _serve(conn: Connection, websocket: WebSocket) -> None:
+        bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, _now_ms())
+        refused = 0
+        limit = settings.max_message_bytes
+        while not conn.closing:
+            try:
+                frame = await websocket.receive()
+            except (WebSocketDisconnect, RuntimeError):
+                return
+            if frame["type"] == "websocket.disconnect":
+                return
+            data: str | bytes | None = frame.get("text")
+            if data is None:
+                data = frame.get("bytes")
+            if data is None:
+                continue
+            v = conn.room.v if conn.room is not None else 0
+            if not bucket.take(_now_ms()):
+                refused += 1
+                if refused > settings.rate_burst:  # a flood, not a burst: hang up
+                    conn.close(CLOSE_POLICY, "too many messages")
+                    return
+                conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+                continue
+            size = len(data) if isinstance(data, bytes) else len(data.encode())
+            if size > limit:
+                conn.send(p.error_message(v, p.ProtocolCode.TOO_LARGE, conn.lang, f"at most {limit} bytes"))
+                continue
+            try:
+                message = p.parse_inbound(data)
+            except p.BadMessage as exc:
+                conn.send(p.error_message(v, p.ProtocolCode.BAD_MESSAGE, conn.lang, str(exc)))
+                continue
+            dispatch(conn, websocket, message, v)
+
+    def dispatch(conn: Connection, websocket: WebSocket, message: Any, v: int) -> None:
+        if isinstance(message, p.ENTRY_MESSAGES):
+            conn.lang = message.lang
+            if conn.room is not None:
+                conn.send(p.error_message(v, p.ProtocolCode.ALREADY_IN_ROOM, conn.lang))
+                return
+            if not limiter.allow(conn.client):
+                conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+                return
+            if isinstance(message, p.Create):
+                room = registry.create(base_url(websocket.url.scheme, websocket.headers.get("host")))
+            else:
+                code = normalize_code(message.room)
+                found = registry.get(code) if is_room_code(code) else None
+                if found is None:
+                    conn.send(p.error_message(v, p.ProtocolCode.ROOM_NOT_FOUND, conn.lang))
+                    return
+                room = found
+            conn.target = room
+            room.post(Inbound(conn, message))
+            return
+        if conn.target is None:
+            conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
+            return
+        conn.target.post(Inbound(conn, message))
+
+    if static_dir.is_dir():
+        app.mount("/", StaticFiles(directory=static_dir, html=True), name="static")
+    else:
+
+        @app.get("/")
+        async def no_client() -> JSONResponse:
+            return JSONResponse({"error": f"the web client is missing: no folder {static_dir}"}, status_code=500)
+
+    return app
