@@ -7,6 +7,7 @@ message in a room's inbox. The room answers through the connection's queue. Noth
 from __future__ import annotations
 
 import contextlib
+import io
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from crisp_server import __version__
 from crisp_server import protocol as p
 from crisp_server.rooms.clock import Clock, LoopClock
 from crisp_server.rooms.registry import Registry
-from crisp_server.rooms.room import Detach, Inbound, Phase, TokenBucket
+from crisp_server.rooms.room import Detach, Inbound, Phase, TokenBucket, clean_name
 from crisp_server.rooms.tokens import is_room_code, normalize_code
 from crisp_server.settings import Settings
 from crisp_server.web.connection import Connection
@@ -128,8 +129,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     async def room_qr(request: Request, code: str) -> Response:
         room = find_room(request, code)
         qr = segno.make(room.link, error="m")
-        svg = qr.svg_inline(scale=6, dark="#111", light="#fff", border=2)
-        return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=3600"})
+        out = io.BytesIO()
+        # A standalone SVG document (with its namespace), so that <img src=...> can show it.
+        qr.save(out, kind="svg", scale=6, dark="#111", light="#fff", border=2, xmldecl=False)
+        return Response(out.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=3600"})
 
     @app.get("/r/{code}")
     async def join_page(code: str) -> FileResponse:
@@ -196,6 +199,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
                 return
             if isinstance(message, p.Create):
+                # Check the name before the room exists: a room whose creator is refused would stay
+                # open forever, empty (nobody could ever leave it, so nothing would close it).
+                if clean_name(message.name) is None:
+                    conn.send(p.error_message(v, p.ProtocolCode.BAD_NAME, conn.lang))
+                    return
                 room = registry.create(base_url(websocket.url.scheme, websocket.headers.get("host")))
             else:
                 code = normalize_code(message.room)
