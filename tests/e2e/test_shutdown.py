@@ -1,0 +1,30 @@
+"""SIGTERM: players are told the server is restarting before their sockets close, and it exits cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from crisp_server.client import CrispClient
+from tests.e2e.procs import server_process
+
+
+async def test_sigterm_tells_every_player_and_exits_cleanly() -> None:
+    with server_process() as (base, proc):
+        url = base.replace("http", "ws") + "/ws"
+        async with CrispClient.connect(url) as ana, CrispClient.connect(url) as ben:
+            code = await ana.create("Ana")
+            await ben.join(code, "Ben")
+            proc.send_signal(signal.SIGTERM)
+            for client in (ana, ben):
+                await client.wait_for(lambda c: c.closed is not None, timeout=10, what="the close")
+                assert any(m["type"] == "restarting" for m in client.messages)
+                assert client.closed is not None
+                assert client.closed.rcvd is not None
+                assert client.closed.rcvd.code == 1012
+        returncode = await asyncio.to_thread(proc.wait, 15)
+        output = proc.stdout.read().decode() if proc.stdout else ""
+        # uvicorn finishes its graceful shutdown, then re-raises the signal it caught (exit by SIGTERM).
+        assert returncode in (0, -signal.SIGTERM), output
+        assert "Finished server process" in output
+        assert "Traceback" not in output
