@@ -50,8 +50,25 @@ class Settings(BaseSettings):
     reaction_burst: int = Field(default=3, ge=1)
     reaction_seconds: float = Field(default=2.0, gt=0)
 
+    #: Where the SQLite database lives when no database URL is given.
     data_dir: Path = Path("data")
+    #: ``postgresql+asyncpg://user:password@host/db`` in production; default: a SQLite file in ``data_dir``.
+    database_url: str | None = None
+    #: Lobbies nobody touched for this long are closed; finished games are kept this long.
+    idle_lobby_hours: float = Field(default=24.0, gt=0)
+    keep_finished_days: float = Field(default=30.0, gt=0)
     static_dir: Path | None = None
+
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            url = self.database_url
+            # Accept the usual spellings and use the async drivers.
+            for plain, driver in (("postgres://", "postgresql+asyncpg://"), ("postgresql://", "postgresql+asyncpg://"),
+                                  ("sqlite:///", "sqlite+aiosqlite:///")):
+                if url.startswith(plain):
+                    return driver + url[len(plain):]
+            return url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'crisp.sqlite3').resolve()}"
 
     @field_validator("allowed_origins", mode="before")
     @classmethod

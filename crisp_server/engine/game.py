@@ -340,6 +340,24 @@ class Game:
             raise Rejected(Code.ROUND_OVER)
         return _HANDLERS[type(action)](self, r, action)
 
+    def resume(self) -> list[Event]:
+        """After the server was down, at the round's current instant: play goes on fairly.
+
+        The downtime counts against nobody (the caller continues the round clock from the last stored
+        instant), an open crisp window closes (the turn it followed ended before the interruption), and
+        the current move gets a fresh full clock from now, its draw block lifted. Records keep the instant
+        (``resumes``) so that a replay does the same.
+        """
+        r = self._round
+        events: list[Event] = []
+        if r is None or r.ended:
+            return events
+        if r.window_seat is not None:
+            events.append(WindowClosed(r.window_seat, r.now))
+            r.window_seat = None
+        self._start_move(r, r.now, events)
+        return events
+
     def act(self, action: Action, now: int) -> tuple[list[Event], Rejected | None]:
         """:meth:`advance` to ``now``, then :meth:`apply`; the events of both, and the rejection if any."""
         events = self.advance(now)

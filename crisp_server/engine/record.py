@@ -46,11 +46,21 @@ class Timed:
     action: Action
 
 
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """The server restarted after ``after`` actions of the round, at round instant ``at`` (an extension of
+    the format: see ``Game.resume``)."""
+
+    after: int
+    at: int
+
+
 @dataclass(slots=True)
 class RecordRound:
     deck: tuple[str, ...]
     actions: list[Timed] = field(default_factory=list)
     end_at: int | None = None
+    resumes: list[Resume] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -152,7 +162,27 @@ def _parse_round(obj: object, where: str) -> RecordRound:
         end_at = _need_int(obj, "end_at", where, minimum=0)
         if end_at < last:
             raise MalformedRecord(f"{where}.end_at: {end_at} is before the last action's {last}")
-    return RecordRound(tuple(deck), actions, end_at)
+    return RecordRound(tuple(deck), actions, end_at, _parse_resumes(obj.get("resumes"), actions, where))
+
+
+def _parse_resumes(data: object, actions: list[Timed], where: str) -> list[Resume]:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise MalformedRecord(f"{where}.resumes: must be a list")
+    out: list[Resume] = []
+    for i, item in enumerate(data):
+        place = f"{where}.resumes[{i}]"
+        if not isinstance(item, dict):
+            raise MalformedRecord(f"{place}: must be an object")
+        after = _need_int(item, "after", place, minimum=0)
+        at = _need_int(item, "at", place, minimum=0)
+        if after > len(actions) or (out and (after, at) < (out[-1].after, out[-1].at)):
+            raise MalformedRecord(f"{place}.after: {after} is out of order or past the round's actions")
+        if (after > 0 and at < actions[after - 1].at) or (after < len(actions) and at > actions[after].at):
+            raise MalformedRecord(f"{place}.at: {at} is not between the actions around it")
+        out.append(Resume(after, at))
+    return out
 
 
 def parse_record(data: object) -> Record:
@@ -231,6 +261,8 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         item: dict[str, Any] = {"deck": list(r.deck), "actions": [action_to_dict(t) for t in r.actions]}
         if r.end_at is not None:
             item["end_at"] = r.end_at
+        if r.resumes:
+            item["resumes"] = [{"after": x.after, "at": x.at} for x in r.resumes]
         rounds.append(item)
     o = record.options
     return {
@@ -289,12 +321,22 @@ def replay_game(record: Record) -> tuple[Game, list[dict[str, Any]]]:
         if game.rounds and not game.rounds[-1].ended:
             raise MalformedRecord(f"rounds[{k}]: round {k - 1} did not end")
         game.start_round(rr.deck)
+        resumes = iter(rr.resumes)
+        pending = next(resumes, None)
         for i, timed in enumerate(rr.actions):
+            while pending is not None and pending.after == i:
+                game.advance(pending.at)
+                game.resume()
+                pending = next(resumes, None)
             game.advance(timed.at)
             try:
                 game.apply(timed.action)
             except Rejected as r:
                 rejected.append({"round": k, "index": i, "code": r.code.value})
+        while pending is not None:
+            game.advance(pending.at)
+            game.resume()
+            pending = next(resumes, None)
         if rr.end_at is not None:
             game.advance(rr.end_at)
     return game, rejected

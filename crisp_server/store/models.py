@@ -1,0 +1,131 @@
+"""The database tables (SQLAlchemy 2). Changed only through Alembic migrations in ``migrations/``.
+
+A game is stored as its ``crisp-record/1``: the game row holds the options, seats and first dealer, each
+round row its deck order and the last instant its clock reached (``end_at``), and ``actions`` is the
+append-only log of accepted actions. Replaying that record rebuilds the game exactly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Stable constraint names, so that migrations can refer to them on every database.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: An autoincrementing 64-bit key on PostgreSQL; SQLite only autoincrements INTEGER PRIMARY KEY.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: JSON,
+        list[Any]: JSON,
+        datetime: DateTime(timezone=True),
+    }
+
+
+class RoomRow(Base):
+    __tablename__ = "rooms"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    code: Mapped[str] = mapped_column(String(6), index=True)
+    link: Mapped[str] = mapped_column(String(400))
+    phase: Mapped[str] = mapped_column(String(16))
+    host: Mapped[int] = mapped_column(Integer)
+    options: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    closed_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    __table_args__ = (Index("ix_rooms_open", "closed_at"),)
+
+
+class SeatRow(Base):
+    __tablename__ = "seats"
+
+    room_id: Mapped[str] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    token_hash: Mapped[str] = mapped_column(String(64))
+    left: Mapped[bool] = mapped_column(Boolean, default=False)
+    connected_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class GameRow(Base):
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    room_id: Mapped[str] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"), index=True)
+    players: Mapped[list[Any]]
+    #: The SHA-256 of each player's seat token, by seat: who may fetch the finished game's record.
+    token_hashes: Mapped[list[Any]]
+    options: Mapped[dict[str, Any]]
+    first_dealer: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+
+
+class RoundRow(Base):
+    __tablename__ = "rounds"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    deck: Mapped[list[Any]]
+    #: The fair-shuffle salt: with the deck it gives the commitment sent at the deal.
+    salt: Mapped[str] = mapped_column(String(64))
+    #: The last instant (round ms) the clock reached by an action or a timer: a replay advances to it.
+    end_at: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    #: Server restarts during the round: [{"after": number of actions, "at": instant}].
+    resumes: Mapped[list[Any]] = mapped_column(default=list)
+    ended: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ActionRow(Base):
+    """One accepted action, in the ``crisp-record/1`` form (``at``, ``seat``, ``do`` and its fields)."""
+
+    __tablename__ = "actions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(String(32))
+    round_index: Mapped[int] = mapped_column(Integer)
+    seq: Mapped[int] = mapped_column(Integer)
+    at: Mapped[int] = mapped_column(BigInteger)
+    seat: Mapped[int] = mapped_column(Integer)
+    do: Mapped[str] = mapped_column(String(16))
+    data: Mapped[dict[str, Any]]
+
+    __table_args__ = (
+        ForeignKeyConstraint(["game_id", "round_index"], ["rounds.game_id", "rounds.index"], ondelete="CASCADE"),
+        Index("uq_actions_round_seq", "game_id", "round_index", "seq", unique=True),
+    )
+
+
+class ResultRow(Base):
+    __tablename__ = "results"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    totals: Mapped[list[Any]]
+    winners: Mapped[list[Any]]
+    finished_at: Mapped[datetime]

@@ -1,0 +1,467 @@
+"""Persistence: one writer task commits what the rooms hand it, in groups; reads for restarts and history.
+
+Rooms describe what changed as small operations (``SaveRoom``, ``AppendAction``, ...) and await
+:meth:`Store.commit` before they publish anything: a player is never told of a move the database does
+not have. The writer takes every operation waiting at that moment, from every room, into one
+transaction (group commit), so a busy server pays one commit for many actions. Operations of one room
+keep their order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import delete, event, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from crisp_server.engine import Record, Timed, parse_record
+from crisp_server.engine.record import action_to_dict
+
+from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
+
+log = logging.getLogger("crisp.store")
+
+
+def default_url(data_dir: Path) -> str:
+    return f"sqlite+aiosqlite:///{(data_dir / 'crisp.sqlite3').resolve()}"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Op(Protocol):
+    async def apply(self, session: AsyncSession) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SeatData:
+    name: str
+    token_hash: str
+    left: bool
+    connected_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SaveRoom:
+    """The lobby as it is now: phase, host, options and every seat."""
+
+    room_id: str
+    code: str
+    link: str
+    phase: str
+    host: int
+    options: dict[str, Any]
+    seats: tuple[SeatData, ...]
+
+    async def apply(self, session: AsyncSession) -> None:
+        now = _now()
+        row = await session.get(RoomRow, self.room_id)
+        if row is None:
+            row = RoomRow(id=self.room_id, code=self.code, link=self.link, created_at=now)
+            session.add(row)
+        row.phase = self.phase
+        row.host = self.host
+        row.options = self.options
+        row.updated_at = now
+        await session.execute(delete(SeatRow).where(SeatRow.room_id == self.room_id))
+        await session.flush()
+        session.add_all(
+            SeatRow(
+                room_id=self.room_id,
+                position=i,
+                name=s.name,
+                token_hash=s.token_hash,
+                left=s.left,
+                connected_at=s.connected_at,
+            )
+            for i, s in enumerate(self.seats)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CloseRoom:
+    room_id: str
+
+    async def apply(self, session: AsyncSession) -> None:
+        await session.execute(update(RoomRow).where(RoomRow.id == self.room_id).values(closed_at=_now()))
+
+
+@dataclass(frozen=True, slots=True)
+class StartGame:
+    game_id: str
+    room_id: str
+    players: tuple[str, ...]
+    token_hashes: tuple[str, ...]
+    options: dict[str, Any]
+    first_dealer: int
+
+    async def apply(self, session: AsyncSession) -> None:
+        session.add(
+            GameRow(
+                id=self.game_id,
+                room_id=self.room_id,
+                players=list(self.players),
+                token_hashes=list(self.token_hashes),
+                options=self.options,
+                first_dealer=self.first_dealer,
+                started_at=_now(),
+            )
+        )
+        await session.flush()
+
+
+@dataclass(frozen=True, slots=True)
+class StartRound:
+    game_id: str
+    index: int
+    deck: tuple[str, ...]
+    salt: str
+
+    async def apply(self, session: AsyncSession) -> None:
+        session.add(RoundRow(game_id=self.game_id, index=self.index, deck=list(self.deck), salt=self.salt, resumes=[]))
+        await session.flush()
+
+
+@dataclass(frozen=True, slots=True)
+class AppendAction:
+    """An accepted action; the round's clock (``end_at``) moves to its instant."""
+
+    game_id: str
+    round_index: int
+    seq: int
+    timed: Timed
+
+    async def apply(self, session: AsyncSession) -> None:
+        data = action_to_dict(self.timed)
+        extra = {k: v for k, v in data.items() if k not in ("at", "seat", "do")}
+        session.add(
+            ActionRow(
+                game_id=self.game_id,
+                round_index=self.round_index,
+                seq=self.seq,
+                at=data["at"],
+                seat=data["seat"],
+                do=data["do"],
+                data=extra,
+            )
+        )
+        await session.execute(
+            update(RoundRow)
+            .where(RoundRow.game_id == self.game_id, RoundRow.index == self.round_index)
+            .values(end_at=self.timed.at)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SetClock:
+    """The round's clock reached ``end_at`` (a timer fired); ``ended`` when the round is over."""
+
+    game_id: str
+    round_index: int
+    end_at: int
+    ended: bool = False
+
+    async def apply(self, session: AsyncSession) -> None:
+        await session.execute(
+            update(RoundRow)
+            .where(RoundRow.game_id == self.game_id, RoundRow.index == self.round_index)
+            .values(end_at=self.end_at, ended=self.ended)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AddResume:
+    """The server restarted: the round went on at ``at`` after ``after`` actions (``Game.resume``)."""
+
+    game_id: str
+    round_index: int
+    after: int
+    at: int
+
+    async def apply(self, session: AsyncSession) -> None:
+        row = await session.get(RoundRow, (self.game_id, self.round_index))
+        if row is not None:
+            row.resumes = [*row.resumes, {"after": self.after, "at": self.at}]
+            row.end_at = max(row.end_at or 0, self.at)
+
+
+@dataclass(frozen=True, slots=True)
+class FinishGame:
+    game_id: str
+    totals: tuple[int, ...]
+    winners: tuple[int, ...]
+
+    async def apply(self, session: AsyncSession) -> None:
+        now = _now()
+        await session.execute(update(GameRow).where(GameRow.id == self.game_id).values(finished_at=now))
+        session.add(
+            ResultRow(game_id=self.game_id, totals=list(self.totals), winners=list(self.winners), finished_at=now)
+        )
+
+
+# -- reading ---------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class StoredGame:
+    id: str
+    record: Record
+    token_hashes: list[str]
+    salts: list[str]
+    ended: list[bool]
+
+
+@dataclass(slots=True)
+class StoredRoom:
+    id: str
+    code: str
+    link: str
+    phase: str
+    host: int
+    options: dict[str, Any]
+    seats: list[SeatData]
+    game: StoredGame | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass(slots=True)
+class Timing:
+    """How much the writer has done."""
+
+    commits: int = 0
+    ops: int = 0
+
+
+class Store:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        kwargs: dict[str, Any] = {}
+        if self.is_sqlite:
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"timeout": 30}
+        else:
+            kwargs["pool_pre_ping"] = True
+        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._queue: asyncio.Queue[tuple[Sequence[Op], asyncio.Future[None]]] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+        self.timing = Timing()
+        self.on_commit: list[Any] = []  # callbacks(seconds, ops) for metrics
+
+    async def start(self) -> None:
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name="store writer")
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            # Let what is queued be written first.
+            while not self._queue.empty():
+                await asyncio.sleep(0.01)
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+            self._writer = None
+        await self.engine.dispose()
+
+    async def commit(self, ops: Sequence[Op]) -> None:
+        """Write ``ops`` durably, in order (grouped with other rooms' writes); raise if that failed."""
+        if not ops:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((ops, future))
+        await future
+
+    async def _write_loop(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while not self._queue.empty() and len(batch) < 1000:
+                batch.append(self._queue.get_nowait())
+            start = time.perf_counter()
+            try:
+                async with self.sessions.begin() as session:
+                    for ops, _ in batch:
+                        for op in ops:
+                            await op.apply(session)
+            except Exception:
+                log.exception("a group commit failed; writing its parts one by one")
+                for ops, future in batch:
+                    try:
+                        async with self.sessions.begin() as session:
+                            for op in ops:
+                                await op.apply(session)
+                    except Exception as exc:
+                        if not future.done():
+                            future.set_exception(exc)
+                    else:
+                        if not future.done():
+                            future.set_result(None)
+                continue
+            seconds = time.perf_counter() - start
+            count = sum(len(ops) for ops, _ in batch)
+            self.timing.commits += 1
+            self.timing.ops += count
+            for callback in self.on_commit:
+                callback(seconds, count)
+            for _, future in batch:
+                if not future.done():
+                    future.set_result(None)
+
+    # -- reads -------------------------------------------------------------------------------------------
+
+    async def open_rooms(self) -> list[StoredRoom]:
+        """Every room that was not closed, with its running game rebuilt as a record."""
+        async with self.sessions() as session:
+            rooms = (await session.scalars(select(RoomRow).where(RoomRow.closed_at.is_(None)))).all()
+            out: list[StoredRoom] = []
+            for room in rooms:
+                seats = (
+                    await session.scalars(select(SeatRow).where(SeatRow.room_id == room.id).order_by(SeatRow.position))
+                ).all()
+                stored = StoredRoom(
+                    room.id,
+                    room.code,
+                    room.link,
+                    room.phase,
+                    room.host,
+                    dict(room.options),
+                    [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
+                    updated_at=room.updated_at,
+                )
+                game = await session.scalar(
+                    select(GameRow)
+                    .where(GameRow.room_id == room.id, GameRow.finished_at.is_(None))
+                    .order_by(GameRow.started_at.desc())
+                    .limit(1)
+                )
+                if game is not None:
+                    stored.game = await self._stored_game(session, game)
+                out.append(stored)
+            return out
+
+    async def _stored_game(self, session: AsyncSession, game: GameRow) -> StoredGame:
+        rounds = (
+            await session.scalars(select(RoundRow).where(RoundRow.game_id == game.id).order_by(RoundRow.index))
+        ).all()
+        actions = (
+            await session.scalars(
+                select(ActionRow).where(ActionRow.game_id == game.id).order_by(ActionRow.round_index, ActionRow.seq)
+            )
+        ).all()
+        by_round: dict[int, list[dict[str, Any]]] = {}
+        for a in actions:
+            by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
+        doc = record_document(game, rounds, by_round)
+        return StoredGame(
+            game.id,
+            parse_record(doc),
+            list(game.token_hashes),
+            [r.salt for r in rounds],
+            [r.ended for r in rounds],
+        )
+
+    async def game_record(self, game_id: str) -> tuple[dict[str, Any], list[str], bool] | None:
+        """The game's ``crisp-record/1``, its players' token hashes, and whether it has finished."""
+        async with self.sessions() as session:
+            game = await session.get(GameRow, game_id)
+            if game is None:
+                return None
+            rounds = (
+                await session.scalars(select(RoundRow).where(RoundRow.game_id == game.id).order_by(RoundRow.index))
+            ).all()
+            actions = (
+                await session.scalars(
+                    select(ActionRow).where(ActionRow.game_id == game.id).order_by(ActionRow.round_index, ActionRow.seq)
+                )
+            ).all()
+            by_round: dict[int, list[dict[str, Any]]] = {}
+            for a in actions:
+                by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
+            return record_document(game, rounds, by_round), list(game.token_hashes), game.finished_at is not None
+
+    async def past_games(self, room_id: str) -> list[dict[str, Any]]:
+        """The room's finished games, newest first: players, totals, winners."""
+        async with self.sessions() as session:
+            rows = (
+                await session.execute(
+                    select(GameRow, ResultRow)
+                    .join(ResultRow, ResultRow.game_id == GameRow.id)
+                    .where(GameRow.room_id == room_id)
+                    .order_by(ResultRow.finished_at.desc())
+                )
+            ).all()
+            return [
+                {
+                    "id": game.id,
+                    "players": game.players,
+                    "totals": result.totals,
+                    "winners": result.winners,
+                    "finished_at": result.finished_at.isoformat(),
+                }
+                for game, result in rows
+            ]
+
+    async def purge(self, idle_lobby: timedelta, keep_finished: timedelta) -> tuple[int, int]:
+        """Retention: close lobbies idle for ``idle_lobby``; delete games finished before ``keep_finished``,
+        and closed rooms with no game left. The number of lobbies closed and games deleted."""
+        now = _now()
+        async with self.sessions.begin() as session:
+            closed = await session.execute(
+                update(RoomRow)
+                .where(RoomRow.closed_at.is_(None), RoomRow.phase == "lobby", RoomRow.updated_at < now - idle_lobby)
+                .values(closed_at=now)
+            )
+            old = (await session.scalars(select(GameRow.id).where(GameRow.finished_at < now - keep_finished))).all()
+            if old:
+                await session.execute(delete(ActionRow).where(ActionRow.game_id.in_(old)))
+                await session.execute(delete(RoundRow).where(RoundRow.game_id.in_(old)))
+                await session.execute(delete(ResultRow).where(ResultRow.game_id.in_(old)))
+                await session.execute(delete(GameRow).where(GameRow.id.in_(old)))
+            gone = select(GameRow.id).where(GameRow.room_id == RoomRow.id).exists()
+            await session.execute(
+                delete(RoomRow).where(RoomRow.closed_at.is_not(None), RoomRow.closed_at < now - idle_lobby, ~gone)
+            )
+            return closed.rowcount or 0, len(old)  # type: ignore[attr-defined]
+
+
+def record_document(
+    game: GameRow, rounds: Sequence[RoundRow], actions: dict[int, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """A stored game as a ``crisp-record/1`` document."""
+    out_rounds: list[dict[str, Any]] = []
+    for r in rounds:
+        item: dict[str, Any] = {"deck": list(r.deck), "actions": actions.get(r.index, [])}
+        if r.end_at is not None:
+            item["end_at"] = r.end_at
+        if r.resumes:
+            item["resumes"] = list(r.resumes)
+        out_rounds.append(item)
+    return {
+        "format": "crisp-record/1",
+        "options": dict(game.options),
+        "players": list(game.players),
+        "first_dealer": game.first_dealer,
+        "rounds": out_rounds,
+    }
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")  # SQLite ignores foreign keys unless told, per connection
+    cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    cursor.execute("PRAGMA synchronous=FULL")  # a committed action survives a crash, even of the machine
+    cursor.close()

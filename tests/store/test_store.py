@@ -1,0 +1,129 @@
+"""The store on each database: migrations, the action log as a record, restart reads, history, retention."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import update
+
+from crisp_server.engine import Options, record_to_dict, replay
+from crisp_server.simulate import play_random_game
+from crisp_server.store.migrate import check, downgrade, upgrade
+from crisp_server.store.models import GameRow, RoomRow
+from crisp_server.store.store import (
+    AppendAction,
+    FinishGame,
+    SaveRoom,
+    SeatData,
+    SetClock,
+    StartGame,
+    StartRound,
+    Store,
+)
+
+
+async def test_migrations_upgrade_downgrade_upgrade_and_no_drift(database_url: str) -> None:
+    await asyncio.to_thread(upgrade, database_url)
+    await asyncio.to_thread(check, database_url)  # raises if models and migrations differ
+    await asyncio.to_thread(downgrade, database_url)
+    await asyncio.to_thread(upgrade, database_url)
+    await asyncio.to_thread(check, database_url)
+
+
+def _seats(names: list[str]) -> tuple[SeatData, ...]:
+    return tuple(SeatData(n, f"{i:064x}", False, None) for i, n in enumerate(names))
+
+
+async def _store_game(store: Store, seed: int, players: int, finish: bool) -> tuple[str, dict[str, object]]:
+    """Play a random game and store it the way a room does; the game id and the game's own record."""
+    game, record = play_random_game(players, Options(50, 30, True), random.Random(seed))
+    room_id, game_id = f"room{seed}", f"game{seed}"
+    names = list(record.players)
+    o = record.options
+    options = {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw}
+    await store.commit(
+        [
+            SaveRoom(room_id, f"C{seed:05d}"[:6], "http://x/r/C", "play", 0, options, _seats(names)),
+            StartGame(
+                game_id,
+                room_id,
+                record.players,
+                tuple(f"{i:064x}" for i in range(players)),
+                options,
+                record.first_dealer,
+            ),
+        ]
+    )
+    for k, rr in enumerate(record.rounds):
+        await store.commit([StartRound(game_id, k, rr.deck, "ab" * 16)])
+        # Several actions per commit, as a busy room's batch would be.
+        ops = [AppendAction(game_id, k, i, timed) for i, timed in enumerate(rr.actions)]
+        for start in range(0, len(ops), 7):
+            await store.commit(ops[start : start + 7])
+        r = game.rounds[k]
+        if r.ended:
+            assert r.end_at is not None
+            await store.commit([SetClock(game_id, k, r.end_at, ended=True)])
+    if finish:
+        await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
+    return game_id, record_to_dict(record)
+
+
+async def test_a_stored_game_is_its_record_and_replays_to_the_same_result(store: Store) -> None:
+    game_id, played = await _store_game(store, seed=3, players=4, finish=True)
+    stored = await store.game_record(game_id)
+    assert stored is not None
+    document, hashes, finished = stored
+    assert finished
+    assert len(hashes) == 4
+    for got, want in zip(document["rounds"], played["rounds"], strict=True):  # type: ignore[call-overload]
+        assert got["deck"] == want["deck"]
+        assert got["actions"] == want["actions"]
+    # end_at only adds the instant the round ended at: the result is the same.
+    from crisp_server.engine import parse_record
+
+    assert replay(parse_record(document)) == replay(parse_record(played))
+
+
+async def test_open_rooms_rebuild_the_running_game(store: Store) -> None:
+    await _store_game(store, seed=5, players=3, finish=False)
+    rooms = await store.open_rooms()
+    assert [r.id for r in rooms] == ["room5"]
+    room = rooms[0]
+    assert [s.name for s in room.seats] == ["P0", "P1", "P2"]
+    assert room.game is not None
+    assert room.game.id == "game5"
+    assert len(room.game.salts) == len(room.game.record.rounds)
+
+
+async def test_history_lists_finished_games_only(store: Store) -> None:
+    finished_id, _ = await _store_game(store, seed=7, players=2, finish=True)
+    games = await store.past_games("room7")
+    assert [g["id"] for g in games] == [finished_id]
+    assert games[0]["players"] == ["P0", "P1"]
+    assert min(games[0]["totals"]) == games[0]["totals"][games[0]["winners"][0]]
+
+
+async def test_retention_closes_idle_lobbies_and_deletes_old_games(store: Store) -> None:
+    options = {"score_limit": 100, "turn_seconds": None, "discard_draw": False}
+    await store.commit([SaveRoom("idle", "AAAAAA", "l", "lobby", 0, options, _seats(["Ana"]))])
+    await store.commit([SaveRoom("fresh", "CCCCCC", "l", "lobby", 0, options, _seats(["Cem"]))])
+    old_id, _ = await _store_game(store, seed=9, players=2, finish=True)
+    long_ago = datetime.now(UTC) - timedelta(days=40)
+    async with store.sessions.begin() as session:
+        await session.execute(update(RoomRow).where(RoomRow.id == "idle").values(updated_at=long_ago))
+        await session.execute(update(GameRow).where(GameRow.id == old_id).values(finished_at=long_ago))
+    closed, deleted = await store.purge(timedelta(hours=24), timedelta(days=30))
+    assert (closed, deleted) == (1, 1)
+    assert await store.game_record(old_id) is None
+    open_ids = {r.id for r in await store.open_rooms()}
+    assert "idle" not in open_ids
+    assert "fresh" in open_ids
+
+
+async def test_foreign_keys_are_enforced(store: Store) -> None:
+    with pytest.raises(Exception, match=r"(?i)foreign key"):
+        await store.commit([StartRound("no-such-game", 0, tuple("x" for _ in range(52)), "00")])
