@@ -76,7 +76,7 @@ def random_action(game: Game, rng: random.Random) -> Action:
 def _pause(game: Game, rng: random.Random, style: Style) -> int:
     limit = game.move_limit_ms
     if rng.random() < style.slow:
-        return rng.randrange(3000, (limit or 60_000) + 2000)
+        return rng.randrange(3000, max(limit or 60_000, 1000) + 4000)
     return rng.choice((0, 50, 300, 900, 1999, 2000, 2500, 2999, 3000)) if rng.random() < 0.3 else rng.randrange(1500)
 
 
