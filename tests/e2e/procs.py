@@ -22,7 +22,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def server_process(env: dict[str, str] | None = None, cwd: Path | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def server_process(
+    env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Start ``crisp-server`` and wait for ``/healthz``; yields the base URL and the process."""
     port = free_port()
     full_env = {**os.environ, "CRISP_HOST": "127.0.0.1", "CRISP_PORT": str(port), **(env or {})}
