@@ -67,7 +67,8 @@ class CrispClient:
         except ConnectionClosed as exc:
             self.closed = exc
         else:
-            self.closed = ConnectionClosed(self.ws.close_rcvd, self.ws.close_sent)
+            # A normal close (1000, 1001) ends the iteration without an exception.
+            self.closed = self.ws.close_exc
         async with self._changed:
             self._changed.notify_all()
 
@@ -122,6 +123,10 @@ class CrispClient:
 
     @property
     def seat(self) -> int | None:
+        """The seat as the room last said: a rematch that drops players who left moves the seats after them."""
+        if self.state is not None:
+            seat: int | None = self.state["you"]["seat"]
+            return seat
         return self.welcome.get("seat") if self.welcome else None
 
     @property
@@ -147,7 +152,12 @@ class CrispClient:
         await self.ws.send(orjson.dumps(message).decode())
 
     async def request(self, message: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
-        """Send and wait for the answer: the next update, snapshot or welcome, or raise the error."""
+        """Send and wait for the answer: the next update, snapshot or welcome, or raise the error.
+
+        The next update is not always the answer: a change published just before the request was handled
+        (another player's move, a timer) comes first, and a refusal after it is then only in ``errors``.
+        Where that matters, wait until the connection has caught up first (``ping`` is answered in order).
+        """
         start = len(self.messages)
         await self.send(message)
         answers = ("update", "snapshot", "welcome", "error", "pong", "left")
@@ -185,7 +195,9 @@ class CrispClient:
     async def watch(self, room: str) -> dict[str, Any]:
         return await self._enter({"type": "watch", "room": room})
 
-    async def set_options(self, score_limit: int = 100, turn_seconds: int | None = None, discard_draw: bool = False) -> None:
+    async def set_options(
+        self, score_limit: int = 100, turn_seconds: int | None = None, discard_draw: bool = False
+    ) -> None:
         await self.request(
             {"type": "options", "score_limit": score_limit, "turn_seconds": turn_seconds, "discard_draw": discard_draw}
         )

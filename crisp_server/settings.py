@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
     """Every setting can be given as an environment variable: ``host`` is ``CRISP_HOST``, and so on."""
 
-    model_config = SettingsConfigDict(env_prefix="CRISP_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="CRISP_", env_file=None, extra="ignore", populate_by_name=True)
 
     host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=0, le=65535)
+    #: ``CRISP_PORT``, or ``PORT`` as container platforms set it.
+    port: int = Field(default=8000, ge=0, le=65535, validation_alias=AliasChoices("CRISP_PORT", "PORT", "port"))
     #: The address players use to reach the server, e.g. ``https://crisp.example.org`` behind a reverse proxy.
     #: Join links and QR codes use it; without it they use the address of the request.
     public_url: str | None = None
     #: Extra origins (``scheme://host[:port]``) whose pages may open a WebSocket; the server's own origin
     #: is always allowed.
-    allowed_origins: list[str] = Field(default_factory=list)
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: Trust ``X-Forwarded-*`` headers from these addresses (comma-separated, or ``*``): behind a proxy.
     forwarded_allow_ips: str = "127.0.0.1"
     proxy_headers: bool = False
@@ -57,24 +58,33 @@ class Settings(BaseSettings):
     #: Lobbies nobody touched for this long are closed; finished games are kept this long.
     idle_lobby_hours: float = Field(default=24.0, gt=0)
     keep_finished_days: float = Field(default=30.0, gt=0)
+    #: The web client; default: ``static/`` beside the package (a source checkout) or in the working folder.
     static_dir: Path | None = None
+    #: The Alembic migrations; default: ``migrations/`` beside the package or in the working folder.
+    migrations_dir: Path | None = None
 
     def resolved_database_url(self) -> str:
         if self.database_url:
             url = self.database_url
             # Accept the usual spellings and use the async drivers.
-            for plain, driver in (("postgres://", "postgresql+asyncpg://"), ("postgresql://", "postgresql+asyncpg://"),
-                                  ("sqlite:///", "sqlite+aiosqlite:///")):
+            for plain, driver in (
+                ("postgres://", "postgresql+asyncpg://"),
+                ("postgresql://", "postgresql+asyncpg://"),
+                ("sqlite:///", "sqlite+aiosqlite:///"),
+            ):
                 if url.startswith(plain):
-                    return driver + url[len(plain):]
+                    return driver + url[len(plain) :]
             return url
         return f"sqlite+aiosqlite:///{(self.data_dir / 'crisp.sqlite3').resolve()}"
 
     @field_validator("allowed_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: object) -> object:
+        # From the environment as "https://a.example,https://b.example"; origins compare in lower case.
         if isinstance(value, str):
-            return [v.strip().rstrip("/") for v in value.split(",") if v.strip()]
+            value = value.split(",")
+        if isinstance(value, list):
+            return [str(v).strip().rstrip("/").lower() for v in value if str(v).strip()]
         return value
 
     @field_validator("public_url")

@@ -262,8 +262,9 @@ class Room:
         if game is None or r is None or r.ended:
             return None
         seat = self.seats[r.turn]
-        if seat.left:  # nobody is coming back: play on at once
-            return r.move_start
+        if seat.left:
+            # Nobody is coming back: play on at once, but leave the previous player their crisp window.
+            return max(r.move_start, r.window_closes) if r.window_seat is not None else r.move_start
         if seat.conn is None and game.move_limit_ms is None:
             return r.move_start + int(self.settings.disconnect_timeout_seconds * 1000)
         return None
@@ -345,6 +346,8 @@ class Room:
                 self._seated_command(conn, msg)
         except RoomError as err:
             conn.send(p.error_message(self.v, err.code, conn.lang))
+            if not self.seats and not self.members:  # a create that was refused: nobody will ever come
+                self._close()
 
     def _seat_of(self, conn: Member) -> Seat:
         seat = self.members.get(conn)
@@ -461,6 +464,8 @@ class Room:
         if seat.conn is conn:
             seat.conn = None
             self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
+            # Only connected players are waited for: if this one was the last not ready, nobody is now.
+            self._maybe_all_ready()
 
     def _remove_seat(self, seat: Seat) -> int:
         """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
@@ -652,6 +657,13 @@ class Room:
     # -- closing ---------------------------------------------------------------------------------------
 
     def _close(self) -> None:
+        """The last player left: let the spectators go, and leave the registry."""
+        data = orjson.dumps({"type": "room_closed", "v": self.v})
+        for conn in list(self.members):
+            conn.send(data)
+            conn.close(CLOSE_LEFT, "the room closed")
+            conn.room = None
+        self.members.clear()
         self.closed = True
         if self._timer is not None:
             self._timer.cancel()
@@ -688,8 +700,7 @@ class Room:
             "phase": self.phase.value,
             "host": self.host,
             "seats": [
-                {"name": s.name, "connected": s.conn is not None, "left": s.left, "ready": s.ready}
-                for s in self.seats
+                {"name": s.name, "connected": s.conn is not None, "left": s.left, "ready": s.ready} for s in self.seats
             ],
             "options": {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
             "spectators": sum(1 for s in self.members.values() if s is None),
@@ -746,15 +757,7 @@ class Room:
         if shared is None:
             shared = self._shared()
         head = b'{"type":"%s","v":%d,' % (kind.encode(), self.v)
-        return (
-            head
-            + shared
-            + b',"you":'
-            + orjson.dumps(self._you(seat))
-            + b',"events":'
-            + orjson.dumps(events)
-            + b"}"
-        )
+        return head + shared + b',"you":' + orjson.dumps(self._you(seat)) + b',"events":' + orjson.dumps(events) + b"}"
 
     def _welcome(self, index: int | None, token: str | None) -> bytes:
         return orjson.dumps(
@@ -790,5 +793,3 @@ def _to_action(seat: int, msg: Any) -> Action:
     if isinstance(msg, p.KingMsg):
         return UseKing(seat)
     return CallCrisp(seat)
-
-

@@ -69,7 +69,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     registry = Registry(settings, clock)
     limiter = AddressLimiter(settings.lookup_burst, settings.lookup_per_minute)
     static_dir = settings.static_dir or DEFAULT_STATIC
-    allowed = {o.lower() for o in settings.allowed_origins}
+    # Compared as browsers send an Origin: lower case, no trailing slash (a list given in code or as JSON
+    # is not trimmed by the settings' validator).
+    allowed = {o.strip().rstrip("/").lower() for o in settings.allowed_origins}
     if settings.public_url:
         allowed.add(_origin_of(settings.public_url))
 
@@ -149,8 +151,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         try:
             await _serve(conn, websocket)
         finally:
-            room = conn.target
-            if room is not None:
+            # The room that admitted this connection, and the one last addressed (an entry may still be in
+            # its inbox, ahead of this Detach); usually the same room.
+            for room in {r for r in (conn.room, conn.target) if r is not None}:
                 room.post(Detach(conn))
             await conn.finish()
 
@@ -215,10 +218,13 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             conn.target = room
             room.post(Inbound(conn, message))
             return
-        if conn.target is None:
+        # The room that admitted this connection wins over the one last addressed: a second entry sent
+        # before the first was answered retargets the connection at a room that then refuses it.
+        addressed = conn.room if conn.room is not None else conn.target
+        if addressed is None:
             conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
             return
-        conn.target.post(Inbound(conn, message))
+        addressed.post(Inbound(conn, message))
 
     if static_dir.is_dir():
         app.mount("/", StaticFiles(directory=static_dir, html=True), name="static")

@@ -1,0 +1,421 @@
+"""What a hostile or broken client can send, over real sockets: malformed and oversized frames, floods,
+foreign origins, guessed room codes and forged fields. Each is refused, and the room plays on."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, Final
+
+import httpx
+import orjson
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from crisp_server.client import CrispClient, ProtocolError
+from crisp_server.settings import Settings
+from tests.web.harness import Harness, running_server
+
+
+async def close_code(client: CrispClient) -> int | None:
+    """The code the server closed the socket with (read from the socket itself)."""
+    await asyncio.wait_for(client.ws.wait_closed(), 5)
+    return client.ws.close_code
+
+
+async def answer_to_raw(client: CrispClient, frame: str | bytes) -> dict[str, Any]:
+    """Send one frame as it is and return the next error, update, snapshot, pong or welcome."""
+    start = len(client.messages)
+    await client.ws.send(frame)
+    answers = ("error", "update", "snapshot", "pong", "welcome")
+    await client.wait_for(lambda c: any(m["type"] in answers for m in c.messages[start:]), what="an answer")
+    return next(m for m in client.messages[start:] if m["type"] in answers)
+
+
+async def refused(client: CrispClient, message: dict[str, Any]) -> str:
+    """Send ``message`` and return the code of the error it is answered with (an update that was already on
+    its way is not the answer; a message wrongly accepted fails the test by timing out)."""
+    start = len(client.messages)
+    await client.send(message)
+    await client.wait_for(
+        lambda c: any(m["type"] == "error" for m in c.messages[start:]), what=f"the refusal of {message}"
+    )
+    return str(next(m for m in client.messages[start:] if m["type"] == "error")["code"])
+
+
+def kinds(client: CrispClient) -> list[str]:
+    return [str(m.get("type")) for m in client.messages]
+
+
+def is_open(client: CrispClient) -> bool:
+    return client.closed is None and client.ws.close_code is None
+
+
+BAD_FRAMES: list[str | bytes] = [
+    "not json",
+    "{",
+    "",
+    '{"type": "ping"',
+    "[1, 2]",
+    '[{"type": "ping"}]',
+    '"ping"',
+    "null",
+    "42",
+    "{}",
+    '{"type": "nope"}',
+    '{"type": 5}',
+    '{"type": null}',
+    '{"Type": "ping"}',
+    '{"type": "swap"}',  # missing slot
+    '{"type": "swap", "slot": "top"}',
+    '{"type": "swap", "slot": 0}',
+    '{"type": "draw", "from": "hand"}',
+    '{"type": "kick", "seat": "1"}',
+    '{"type": "kick", "seat": true}',
+    '{"type": "kick", "seat": 1.5}',
+    '{"type": "kick"}',
+    '{"type": "queen", "slot": "left", "target": "1", "target_slot": "left"}',
+    '{"type": "queen", "slot": "left", "target": false, "target_slot": "left"}',
+    '{"type": "options", "score_limit": 100, "turn_seconds": null, "discard_draw": 1}',
+    '{"type": "options", "score_limit": true, "turn_seconds": null, "discard_draw": false}',
+    '{"type": "react", "emoji": ["👍"]}',
+    '{"type": "join", "room": 123456, "name": "Eve"}',
+    '{"type": "create", "name": {"first": "Eve"}}',
+    '{"type": "create", "name": "Eve", "lang": "fr"}',
+    '{"type": "resume", "room": "ACDEFG"}',
+    '{"type": "ping", "n": NaN}',
+    '{"type": "ping", "n": 1e999999}',
+    "[" * 2000 + "]" * 2000,  # deeper than any parser should follow
+    b"\xff\xfe\x00",  # a binary frame that is not even UTF-8
+]
+
+
+# These tests send more frames than the message rate allows; a wide limit keeps them about the frames' shape.
+WIDE_RATE: Final = {"rate_burst": 1000}
+
+
+async def test_bad_frames_are_refused_and_the_game_goes_on() -> None:
+    async with running_server(**WIDE_RATE) as server:
+        _, (ana, ben) = await server.table(["Ana", "Ben"])
+        mover, other = (ana, ben) if ana.my_turn() else (ben, ana)
+        for frame in BAD_FRAMES:
+            for sender in (mover, other):
+                answer = await answer_to_raw(sender, frame)
+                assert answer["type"] == "error", frame
+                assert answer["code"] == "bad_message", frame
+                assert answer["v"] == sender.v, frame
+                assert isinstance(answer["message"], str)
+                assert answer["message"]
+                assert is_open(sender), frame
+            # The room goes on, unharmed: a valid message right after is answered as usual.
+            assert (await mover.request({"type": "ping"}))["type"] == "pong"
+        # Nothing was published by all that.
+        v = mover.v
+        assert other.v == v
+        drawn = await mover.draw()
+        assert drawn["v"] == v + 1
+        assert isinstance(drawn["you"]["drawn_card"], str)
+        await other.wait_for(lambda c: c.v == v + 1, what="the draw")
+        assert other.gaps == mover.gaps == 0
+
+
+async def test_bad_frames_before_joining() -> None:
+    async with running_server(**WIDE_RATE) as server:
+        c = await server.client()
+        for frame in BAD_FRAMES:
+            answer = await answer_to_raw(c, frame)
+            assert answer["code"] == "bad_message", frame
+            assert answer["v"] == 0
+        assert is_open(c)
+        assert len(await c.create("Ana")) == 6
+
+
+async def test_bad_message_detail_names_the_field_and_does_not_echo_it(server: Harness) -> None:
+    c = await server.client()
+    secret = "s3cr3t-value-that-must-not-come-back"
+    answer = await answer_to_raw(c, orjson.dumps({"type": "kick", "seat": secret}))
+    assert answer["code"] == "bad_message"
+    assert "seat" in answer["detail"]
+    assert secret not in orjson.dumps(answer).decode()
+
+
+async def test_error_messages_follow_the_language(server: Harness) -> None:
+    c = await server.client()
+    with pytest.raises(ProtocolError) as info:
+        await c.join("ACDEFG", "Eve", lang="de")
+    assert info.value.code == "room_not_found"
+    assert info.value.message["message"] == "Es gibt keinen Raum mit diesem Code."
+
+
+# -- size ----------------------------------------------------------------------------------------------
+
+
+def ping_of_size(size: int, char: str = "x") -> str:
+    """A valid ping frame of exactly ``size`` bytes (an ignored field pads it)."""
+    head = '{"type": "ping", "pad": "'
+    tail = '"}'
+    room = size - len(head.encode()) - len(tail.encode())
+    per = len(char.encode())
+    assert room % per == 0
+    frame = head + char * (room // per) + tail
+    assert len(frame.encode()) == size
+    return frame
+
+
+async def test_frame_size_limit(server: Harness) -> None:
+    _, (ana, ben) = await server.lobby(["Ana", "Ben"])
+    assert (await answer_to_raw(ana, ping_of_size(4096)))["type"] == "pong"
+    for frame in (ping_of_size(4097), ping_of_size(4099, "é"), ping_of_size(60_000)):
+        answer = await answer_to_raw(ana, frame)
+        assert answer["type"] == "error"
+        assert answer["code"] == "too_large"
+        assert answer["v"] == ana.v
+        assert is_open(ana)
+    # Bytes count, not characters: this frame has about 2060 characters, 4099 bytes.
+    assert (await answer_to_raw(ana, ping_of_size(4099, "é")))["code"] == "too_large"
+    too_big_reaction = orjson.dumps({"type": "react", "emoji": "👍" * 1100})  # 4 bytes each
+    assert (await answer_to_raw(ana, too_big_reaction))["code"] == "too_large"
+    # Still in the room, still heard.
+    await ana.react("👍")
+    await ben.wait_for(lambda c: c.v == ana.v, what="the reaction")
+
+
+# -- rate --------------------------------------------------------------------------------------------
+
+
+async def test_a_flood_is_cut_off_and_the_room_goes_on(server: Harness) -> None:
+    burst = Settings().rate_burst
+    _, (ana, ben, cara) = await server.table(["Ana", "Ben", "Cara"])
+    for _ in range(10 * burst):
+        with contextlib.suppress(ConnectionClosed):  # the server may hang up before the last one
+            await ben.send({"type": "ping"})
+    assert await close_code(ben) == 1008
+    errors = [m for m in ben.messages if m["type"] == "error"]
+    pongs = [m for m in ben.messages if m["type"] == "pong"]
+    # A burst gets through, the excess is refused for a while, then the socket is closed. (The answers to
+    # the burst may be lost: the room answers after the web layer has already decided to hang up.)
+    assert {e["code"] for e in errors} == {"rate_limited"}
+    assert len(errors) == burst
+    assert len(pongs) <= burst
+
+    # The others play on: Ben's seat is kept, shown as away.
+    await ana.wait_for(lambda c: c.state is not None and not c.state["room"]["seats"][1]["connected"], what="Ben away")
+    for c in (ana, cara):
+        snapshot = await c.sync()
+        assert snapshot["room"]["seats"][1]["connected"] is False
+        assert c.errors == []
+        assert c.gaps == 0
+    await ana.react("👍")
+    await cara.wait_for(lambda c: c.v == ana.v, what="the reaction")
+
+
+async def test_a_burst_within_the_limit_is_served(server: Harness) -> None:
+    burst = Settings().rate_burst
+    _, (ana,) = await server.lobby(["Ana"])
+    for _ in range(burst - 1):  # the create took one
+        await ana.send({"type": "ping"})
+    await ana.wait_for(lambda c: sum(m["type"] == "pong" for m in c.messages) == burst - 1, what="all pongs")
+    assert ana.errors == []
+    assert is_open(ana)
+
+
+async def test_rate_limit_refills_and_a_short_excess_does_not_close() -> None:
+    # The message limit runs on real time (it guards the server, not the game): a token every 50 ms here.
+    async with running_server(rate_burst=5, rate_per_second=20) as server:
+        _, (ana, ben) = await server.lobby(["Ana", "Ben"])
+        await asyncio.sleep(0.06)  # give back the token the create took
+        for _ in range(8):
+            await ana.send({"type": "ping"})
+        await ana.wait_for(lambda c: len(c.errors) + kinds(c).count("pong") == 8, what="eight answers")
+        # Three refused, unless the server took more than 50 ms over the eight and a token came back.
+        assert 2 <= len(ana.errors) <= 3
+        assert {e["code"] for e in ana.errors} == {"rate_limited"}
+        assert all(e["v"] == ana.v for e in ana.errors)
+        assert is_open(ana)
+        await asyncio.sleep(0.11)  # two tokens: a ping and a reaction
+        assert (await ana.request({"type": "ping"}))["type"] == "pong"
+        await ana.react("👍")
+        await ben.wait_for(lambda c: c.v == ana.v, what="the reaction")
+
+
+# -- origin --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://evil.example",
+        "null",
+        "http://127.0.0.1:1",  # the right host, another port: another origin
+        "https://127.0.0.1:{port}",  # another scheme
+        "http://127.0.0.1:{port}.evil.example",
+        "http://evil.example/http://127.0.0.1:{port}",
+    ],
+)
+async def test_foreign_origin_is_refused(server: Harness, origin: str) -> None:
+    with pytest.raises(InvalidStatus) as info:
+        async with CrispClient.connect(server.url, origin=origin.format(port=server.port)):
+            pass
+    assert info.value.response.status_code == 403
+
+
+async def test_own_origin_and_no_origin_are_accepted(server: Harness) -> None:
+    own = await server.client(origin=f"http://127.0.0.1:{server.port}")
+    code = await own.create("Ana")
+    tool = await server.client()  # no Origin: not a browser
+    await tool.join(code, "Bot")
+    shouty = await server.client(origin=f"HTTP://127.0.0.1:{server.port}")
+    await shouty.join(code, "Cara")
+
+
+async def test_allowed_origins() -> None:
+    # As the settings may hold them: any case, with a trailing slash.
+    async with running_server(allowed_origins=["https://friends.example", "https://Crisp.Example.org:8443/"]) as server:
+        for origin in (
+            "https://friends.example",
+            "https://FRIENDS.example",
+            "https://crisp.example.org:8443",
+            f"http://127.0.0.1:{server.port}",
+        ):
+            c = await server.client(origin=origin)
+            assert len(await c.create("Ana")) == 6, origin
+        for origin in (
+            "http://friends.example",
+            "https://friends.example.evil.example",
+            "https://evil.friends.example",
+            "https://crisp.example.org",
+            "https://friends.example:444",
+        ):
+            with pytest.raises(InvalidStatus) as info:
+                async with CrispClient.connect(server.url, origin=origin):
+                    pass
+            assert info.value.response.status_code == 403, origin
+
+
+async def test_public_url_is_the_own_origin() -> None:
+    async with running_server(public_url="https://crisp.example.org/") as server:
+        c = await server.client(origin="https://crisp.example.org")
+        code = await c.create("Ana")
+        assert c.welcome is not None
+        assert c.welcome["link"] == f"https://crisp.example.org/r/{code}"
+        with pytest.raises(InvalidStatus):
+            async with CrispClient.connect(server.url, origin="https://evil.example"):
+                pass
+
+
+def test_allowed_origins_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRISP_ALLOWED_ORIGINS", "https://a.example, https://b.example/")
+    assert Settings().allowed_origins == ["https://a.example", "https://b.example"]
+
+
+# -- room-code look-ups --------------------------------------------------------------------------------
+
+
+async def test_room_code_lookups_are_limited_per_address() -> None:
+    async with running_server(lookup_burst=3, lookup_per_minute=0.01) as server:
+        guesser = await server.client()
+        for guess in ("ACDEFG", "ACDEFH", "nope"):
+            with pytest.raises(ProtocolError) as info:
+                await guesser.join(guess, "Eve")
+            assert info.value.code == "room_not_found"
+        for entry in (
+            {"type": "join", "room": "ACDEFJ", "name": "Eve"},
+            {"type": "watch", "room": "ACDEFJ"},
+            {"type": "resume", "room": "ACDEFJ", "token": "x"},
+            {"type": "create", "name": "Eve"},
+        ):
+            assert await refused(guesser, entry) == "rate_limited", entry
+            assert is_open(guesser)
+        # Per address, not per connection: a new socket from the same address is limited too, and so is HTTP.
+        again = await server.client()
+        with pytest.raises(ProtocolError) as info:
+            await again.join("ACDEFK", "Eve")
+        assert info.value.code == "rate_limited"
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            assert (await http.get("/api/rooms/ACDEFK")).status_code == 429
+            assert (await http.get("/api/rooms/ACDEFK/qr.svg")).status_code == 429
+            # The health check and the page are not look-ups.
+            assert (await http.get("/healthz")).status_code == 200
+            assert (await http.get("/r/ACDEFK")).status_code == 200
+
+        # Another address has its own allowance (the whole of 127/8 is loopback).
+        other = await server.stack.enter_async_context(CrispClient.connect(server.url, local_addr=("127.0.0.2", 0)))
+        code = await other.create("Olga")
+        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.3")
+        async with httpx.AsyncClient(base_url=server.http, transport=transport) as http:
+            assert (await http.get(f"/api/rooms/{code}")).status_code == 200
+
+
+async def test_http_room_lookups_are_limited() -> None:
+    async with running_server(lookup_burst=3, lookup_per_minute=0.01) as server:
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            statuses = [(await http.get("/api/rooms/XXXXXX")).status_code for _ in range(6)]
+            assert statuses == [404, 404, 404, 429, 429, 429]
+            assert "detail" in (await http.get("/api/rooms/XXXXXX")).json()
+        c = await server.client()
+        with pytest.raises(ProtocolError) as info:
+            await c.create("Ana")
+        assert info.value.code == "rate_limited"
+
+
+async def test_default_lookup_limit_allows_a_full_table(server: Harness) -> None:
+    code, clients = await server.lobby([f"P{i}" for i in range(8)])
+    viewer = await server.client()
+    await viewer.watch(code)
+    async with httpx.AsyncClient(base_url=server.http) as http:
+        assert (await http.get(f"/api/rooms/{code}")).status_code == 200
+    assert all(c.errors == [] for c in clients)
+
+
+# -- forged fields -------------------------------------------------------------------------------------
+
+
+async def test_nothing_a_client_claims_is_trusted(server: Harness) -> None:
+    _, (ana, ben) = await server.table(["Ana", "Ben"])
+    mover, other = (ana, ben) if ana.my_turn() else (ben, ana)
+    assert mover.seat is not None
+    # Claiming the mover's seat, the turn or a version changes nothing: the server knows who is asking.
+    forged = {"type": "draw", "from": "deck", "seat": mover.seat, "turn": other.seat, "v": 999, "host": True}
+    assert await refused(other, forged) == "not_your_turn"
+    assert ben.you["host"] is False
+    for message in (
+        {"type": "start", "host": True, "seat": 0},
+        {"type": "options", "score_limit": 50, "turn_seconds": None, "discard_draw": True, "host": True},
+        {"type": "kick", "seat": 0, "host": True},
+    ):
+        assert await refused(ben, message) == "not_host", message
+    # The mover's own forged message acts for the mover's seat, whatever it claims.
+    answer = await mover.request({"type": "draw", "from": "deck", "seat": other.seat})
+    assert answer["table"]["round"]["turn"] == mover.seat
+    assert isinstance(answer["you"]["drawn_card"], str)
+
+
+async def test_two_entries_at_once(server: Harness) -> None:
+    """A second entry sent before the first is answered: the connection stays with the room that seated it."""
+    ana = await server.client()
+    # Back to back, before the server can answer the first.
+    await ana.send({"type": "create", "name": "Ana"})
+    await ana.send({"type": "create", "name": "Ana"})
+    await ana.wait_for(lambda c: len(c.errors) == 1 and c.welcome is not None, what="both answers")
+    assert ana.errors[0]["code"] == "already_in_room"
+    assert ana.room is not None
+    # Later messages reach the room that seated Ana.
+    snapshot = await ana.sync()
+    assert snapshot["room"]["code"] == ana.room
+    assert snapshot["you"]["seat"] == 0
+    ben = await server.client()
+    await ben.join(ana.room, "Ben")
+    await ana.set_options(50)
+    # And when Ana's socket closes, that room learns of it.
+    await ana.close()
+    await ben.wait_for(lambda c: c.state is not None and not c.state["room"]["seats"][0]["connected"], what="Ana away")
+
+
+async def test_a_refused_create_leaves_no_room_behind(server: Harness) -> None:
+    ana = await server.client()
+    await ana.send({"type": "create", "name": "Ana"})
+    await ana.send({"type": "create", "name": "Ana"})
+    await ana.wait_for(lambda c: len(c.errors) == 1 and c.welcome is not None, what="both answers")
+    assert ana.errors[0]["code"] == "already_in_room"
+    async with httpx.AsyncClient(base_url=server.http) as http:
+        assert (await http.get("/healthz")).json()["rooms"] == 1
