@@ -159,7 +159,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
 
     async def _serve(conn: Connection, websocket: WebSocket) -> None:
         bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, _now_ms())
-        refused = 0
+        # Refusals are strikes that wear off slowly: a flood is cut off, an occasional burst is forgiven.
+        strikes = TokenBucket(settings.rate_burst, settings.rate_per_second / 10, _now_ms())
         limit = settings.max_message_bytes
         while not conn.closing:
             try:
@@ -175,8 +176,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 continue
             v = conn.room.v if conn.room is not None else 0
             if not bucket.take(_now_ms()):
-                refused += 1
-                if refused > settings.rate_burst:  # a flood, not a burst: hang up
+                if not strikes.take(_now_ms()):  # a flood, not a burst: hang up
                     conn.close(CLOSE_POLICY, "too many messages")
                     return
                 conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
