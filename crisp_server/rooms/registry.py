@@ -6,18 +6,20 @@ import asyncio
 import logging
 
 from crisp_server.settings import Settings
+from crisp_server.store.store import Store, StoredRoom
 
 from .clock import Clock
-from .room import Room, Shutdown
+from .room import Expire, Phase, Room, Shutdown
 from .tokens import new_room_code
 
 log = logging.getLogger("crisp.rooms")
 
 
 class Registry:
-    def __init__(self, settings: Settings, clock: Clock) -> None:
+    def __init__(self, settings: Settings, clock: Clock, store: Store | None = None) -> None:
         self.settings = settings
         self.clock = clock
+        self.store = store
         self.rooms: dict[str, Room] = {}
 
     def create(self, base_url: str) -> Room:
@@ -25,11 +27,23 @@ class Registry:
         code = new_room_code()
         while code in self.rooms:
             code = new_room_code()
-        room = Room(code, f"{base_url}/r/{code}", self.settings, self.clock, on_close=self._closed)
+        room = Room(code, f"{base_url}/r/{code}", self.settings, self.clock, self._closed, store=self.store)
         self.rooms[code] = room
         room.start()
         log.info("room created", extra={"room": code})
         return room
+
+    async def restore(self, stored: list[StoredRoom]) -> None:
+        """Bring back the rooms the database has (after a restart or a crash), and save what that changed."""
+        for item in stored:
+            if item.code in self.rooms:
+                continue
+            room = Room.restore(item, self.settings, self.clock, self.store, self._closed)
+            self.rooms[room.code] = room
+            await room.flush()  # a resumed round's restart instant, before anyone hears of the round
+            room.start()
+        if stored:
+            log.info("rooms restored", extra={"rooms": len(stored)})
 
     def get(self, code: str) -> Room | None:
         return self.rooms.get(code)
@@ -38,6 +52,22 @@ class Registry:
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
             log.info("room closed", extra={"room": room.code})
+
+    def idle(self, idle_ms: int) -> list[Room]:
+        """Rooms nobody is connected to and nothing happened in for ``idle_ms``, in the lobby or after a game."""
+        now = self.clock.now()
+        return [
+            r
+            for r in self.rooms.values()
+            if not r.members and now - r.touched >= idle_ms and r.phase in (Phase.LOBBY, Phase.GAME_OVER)
+        ]
+
+    def expire_idle(self, idle_ms: int) -> int:
+        """Close the rooms idle for ``idle_ms``; how many."""
+        rooms = self.idle(idle_ms)
+        for room in rooms:
+            room.post(Expire())
+        return len(rooms)
 
     async def shutdown(self) -> None:
         """Tell every room to say goodbye to its players, and wait for them (a few seconds at most)."""

@@ -19,6 +19,7 @@ import secrets
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Final, Protocol
 
@@ -36,6 +37,7 @@ from crisp_server.engine import (
     Options,
     Record,
     RecordRound,
+    Resume,
     Slot,
     Source,
     Swap,
@@ -45,11 +47,26 @@ from crisp_server.engine import (
     UseKing,
     UseQueen,
     event_to_dict,
+    replay_game,
     visible_to,
 )
 from crisp_server.engine import Code as RuleCode
 from crisp_server.engine.views import private_view, table_view
 from crisp_server.settings import Settings
+from crisp_server.store.store import (
+    AddResume,
+    AppendAction,
+    CloseRoom,
+    FinishGame,
+    Op,
+    SaveRoom,
+    SeatData,
+    SetClock,
+    StartGame,
+    StartRound,
+    Store,
+    StoredRoom,
+)
 
 from .clock import Clock, TimerHandle
 from .tokens import hash_token, new_token, token_matches
@@ -64,6 +81,8 @@ CLOSE_KICKED: Final = 4003
 CLOSE_REPLACED: Final = 4001
 CLOSE_LEFT: Final = 1000
 CLOSE_RESTART: Final = 1012
+#: The room could not save a change: players reconnect once it is rebuilt from the database.
+CLOSE_ERROR: Final = 1011
 
 
 class Phase(Enum):
@@ -120,6 +139,7 @@ class Seat:
     conn: Member | None = None
     left: bool = False
     ready: bool = False
+    connected_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +193,12 @@ class Shutdown:
     pass
 
 
-RoomMessage = Inbound | Detach | Tick | Shutdown
+@dataclass(frozen=True, slots=True)
+class Expire:
+    """Nobody has been here for long: close the room if that is still so."""
+
+
+RoomMessage = Inbound | Detach | Tick | Shutdown | Expire
 
 
 class RoomError(Exception):
@@ -197,8 +222,13 @@ class Room:
         settings: Settings,
         clock: Clock,
         on_close: Callable[[Room], None] | None = None,
+        *,
+        store: Store | None = None,
+        room_id: str | None = None,
     ) -> None:
         self.code = code
+        self.room_id = room_id or secrets.token_hex(8)
+        self.store = store
         self.link = link
         self.settings = settings
         self.clock = clock
@@ -213,6 +243,7 @@ class Room:
         self.options = Options()
         self.game: Game | None = None
         self.record: Record | None = None
+        self.game_id: str | None = None
         self.fair: list[Fairness] = []
         self.round_zero: int | None = None  # clock instant of the current round's engine time 0
         self.peek_ends: int | None = None
@@ -220,6 +251,70 @@ class Room:
         self.closed = False
         self._timer: TimerHandle | None = None
         self._timer_at: int | None = None
+        self.touched = clock.now()  # the last message handled (idle rooms are closed)
+        # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
+        self._ops: list[Op] = []
+        self._outbox: list[tuple[Member, bytes | tuple[int, str]]] = []
+
+    @classmethod
+    def restore(
+        cls,
+        stored: StoredRoom,
+        settings: Settings,
+        clock: Clock,
+        store: Store | None,
+        on_close: Callable[[Room], None] | None = None,
+    ) -> Room:
+        """Rebuild a room after a restart from what the database has: the lobby, and the game by
+        replaying its record. The round clock goes on from the last stored instant (the downtime counts
+        against nobody); an open crisp window closes and the current move gets a fresh full clock."""
+        room = cls(stored.code, stored.link, settings, clock, on_close, store=store, room_id=stored.id)
+        room.options = Options(**stored.options)
+        room.host = stored.host
+        now = clock.now()
+        room.seats = [
+            Seat(
+                s.name,
+                s.token_hash,
+                TokenBucket(settings.reaction_burst, 1 / settings.reaction_seconds, now),
+                left=s.left,
+                connected_at=s.connected_at,
+            )
+            for s in stored.seats
+        ]
+        phase = Phase(stored.phase)
+        sg = stored.game
+        if sg is not None and phase is not Phase.LOBBY:
+            game, _ = replay_game(sg.record)  # the log holds accepted actions only: nothing is refused
+            room.game, room.record, room.game_id = game, sg.record, sg.id
+            room.fair = [Fairness(salt, rr.deck) for salt, rr in zip(sg.salts, sg.record.rounds, strict=True)]
+            r = game.round
+            if r is None or r.ended:
+                phase = Phase.GAME_OVER if game.game_over else Phase.ROUND_OVER
+            elif phase not in (Phase.PEEK, Phase.PLAY):
+                phase = Phase.PLAY
+        elif phase is not Phase.LOBBY:
+            phase = Phase.LOBBY  # a game that was never saved: back to the lobby, nothing was played
+        room.phase = phase
+        for seat in room.seats:
+            seat.ready = seat.left
+        if phase is Phase.PEEK:
+            room.peek_ends = now + int(settings.peek_seconds * 1000)
+        elif phase is Phase.ROUND_OVER:
+            room.next_round_at = now + int(settings.next_round_seconds * 1000)
+        elif phase is Phase.PLAY:
+            assert room.game is not None
+            assert room.record is not None
+            assert room.game_id is not None
+            r = room.game.round
+            assert r is not None
+            room.round_zero = now - r.now
+            room.game.resume()
+            rr = room.record.rounds[-1]
+            resume = Resume(len(rr.actions), r.now)
+            rr.resumes.append(resume)
+            room._save(AddResume(room.game_id, r.index, resume.after, resume.at))
+        return room
 
     # -- running ---------------------------------------------------------------------------------------
 
@@ -231,21 +326,86 @@ class Room:
 
     async def _run(self) -> None:
         while not self.closed:
-            message = await self.inbox.get()
-            try:
-                self.handle(message)
-            except Exception:  # a bug must not take the whole room down with it
-                log.exception("room %s: error handling %s", self.code, type(message).__name__)
+            batch = [await self.inbox.get()]
+            # A busy room handles what is waiting together and saves it in one write.
+            while not self.inbox.empty() and len(batch) < 64:
+                batch.append(self.inbox.get_nowait())
+            for message in batch:
+                try:
+                    self.handle(message)
+                except Exception:  # a bug must not take the whole room down with it
+                    log.exception("room %s: error handling %s", self.code, type(message).__name__)
+            await self.flush()
             self._schedule()
 
+    async def flush(self) -> None:
+        """Commit what changed, then send what it caused: nobody hears of a change the database lacks."""
+        ops, out = self._ops, self._outbox
+        self._ops, self._outbox = [], []
+        if ops and self.store is not None:
+            try:
+                await self.store.commit(ops)
+            except Exception:
+                log.exception("room %s: a change could not be saved; the room stops until the next start", self.code)
+                self._fail()
+                return
+        for conn, item in out:
+            if isinstance(item, tuple):
+                conn.close(*item)
+            else:
+                conn.send(item)
+
+    def _fail(self) -> None:
+        """Saving failed: what players were not told never happened for them. Send them away; a restart
+        rebuilds the room from what the database has."""
+        data = orjson.dumps({"type": "restarting", "v": self.v})
+        for conn in list(self.members):
+            conn.send(data)
+            conn.close(CLOSE_ERROR, "the room must restart")
+            conn.room = None
+        self.members.clear()
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._on_close is not None:
+            self._on_close(self)
+
+    def _send(self, conn: Member, data: bytes) -> None:
+        self._outbox.append((conn, data))
+
+    def _hang_up(self, conn: Member, code: int, reason: str) -> None:
+        self._outbox.append((conn, (code, reason)))
+
+    def _save(self, *ops: Op) -> None:
+        if self.store is not None:
+            self._ops.extend(ops)
+
+    def _save_room(self) -> None:
+        o = self.options
+        self._save(
+            SaveRoom(
+                self.room_id,
+                self.code,
+                self.link,
+                self.phase.value,
+                self.host,
+                {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+                tuple(SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in self.seats),
+            )
+        )
+
     def handle(self, message: RoomMessage) -> None:
-        """Handle one inbox message (the room task calls it; tests may call it directly)."""
+        """Handle one inbox message; what it sends goes out at the next :meth:`flush`."""
+        self.touched = self.clock.now()
         if isinstance(message, Inbound):
             self._inbound(message.conn, message.message)
         elif isinstance(message, Detach):
             self._detach(message.conn)
         elif isinstance(message, Tick):
             self._tick()
+        elif isinstance(message, Expire):
+            if not self.members:
+                self._close()
         else:
             self._shutdown()
 
@@ -324,6 +484,9 @@ class Room:
             events.extend(game.apply(action))
             events.extend(game.advance(now))
             due = self._auto_timeout_at()
+        if events and game.round is not None and self.game_id is not None:
+            # Timers changed the game: keep the instant, so that a replay reproduces it.
+            self._save(SetClock(self.game_id, game.round.index, game.round.now, ended=game.round.ended))
         return events
 
     # -- inbound ---------------------------------------------------------------------------------------
@@ -339,13 +502,13 @@ class Room:
             elif conn not in self.members:
                 raise RoomError(p.ProtocolCode.NOT_IN_ROOM)
             elif isinstance(msg, p.Sync):
-                conn.send(self._message(conn, "snapshot", []))
+                self._send(conn, self._message(conn, "snapshot", []))
             elif isinstance(msg, p.Ping):
-                conn.send(orjson.dumps({"type": "pong", "v": self.v}))
+                self._send(conn, orjson.dumps({"type": "pong", "v": self.v}))
             else:
                 self._seated_command(conn, msg)
         except RoomError as err:
-            conn.send(p.error_message(self.v, err.code, conn.lang))
+            self._send(conn, p.error_message(self.v, err.code, conn.lang))
             if not self.seats and not self.members:  # a create that was refused: nobody will ever come
                 self._close()
 
@@ -377,6 +540,7 @@ class Room:
             if self.phase is not Phase.LOBBY:
                 raise RoomError(p.ProtocolCode.GAME_RUNNING)
             self.options = Options(msg.score_limit, msg.turn_seconds, msg.discard_draw)
+            self._save_room()
             self._publish([], [{"type": "options_changed"}])
         elif isinstance(msg, p.Start):
             self._require_host(seat)
@@ -417,11 +581,13 @@ class Room:
             hash_token(token),
             TokenBucket(self.settings.reaction_burst, 1 / self.settings.reaction_seconds, self.clock.now()),
             conn,
+            connected_at=datetime.now(UTC),
         )
         self.seats.append(seat)
         self.members[conn] = seat
         index = len(self.seats) - 1
-        conn.send(self._welcome(index, token))
+        self._save_room()
+        self._send(conn, self._welcome(index, token))
         self._publish([], [{"type": "joined", "seat": index, "name": name}])
 
     def _resume(self, conn: Member, token: str) -> None:
@@ -435,14 +601,16 @@ class Room:
             # The same player on a new connection (a reload, another tab): the new one wins.
             self.members.pop(old, None)
             old.room = None
-            old.send(orjson.dumps({"type": "replaced", "v": self.v}))
-            old.close(CLOSE_REPLACED, "replaced by a newer connection")
+            self._send(old, orjson.dumps({"type": "replaced", "v": self.v}))
+            self._hang_up(old, CLOSE_REPLACED, "replaced by a newer connection")
         conn.room = self
         seat.conn = conn
         seat.left = False
+        seat.connected_at = datetime.now(UTC)
         self.members[conn] = seat
         index = self.seats.index(seat)
-        conn.send(self._welcome(index, None))
+        self._save_room()
+        self._send(conn, self._welcome(index, None))
         self._publish([], [{"type": "connected", "seat": index}])
 
     def _watch(self, conn: Member) -> None:
@@ -450,7 +618,7 @@ class Room:
             raise RoomError(p.ProtocolCode.NOT_WATCHABLE)
         self._admit(conn)
         self.members[conn] = None
-        conn.send(self._welcome(None, None))
+        self._send(conn, self._welcome(None, None))
         self._publish([], [{"type": "spectator_joined"}])
 
     def _detach(self, conn: Member) -> None:
@@ -480,8 +648,8 @@ class Room:
     def _leave(self, conn: Member) -> None:
         seat = self.members.pop(conn, None)
         conn.room = None
-        conn.send(orjson.dumps({"type": "left", "v": self.v}))
-        conn.close(CLOSE_LEFT, "left the room")
+        self._send(conn, orjson.dumps({"type": "left", "v": self.v}))
+        self._hang_up(conn, CLOSE_LEFT, "left the room")
         if seat is None:
             self._publish([], [{"type": "spectator_left"}])
             return
@@ -491,6 +659,7 @@ class Room:
             if not self.seats:
                 self._close()
                 return
+            self._save_room()
             self._publish([], [{"type": "left", "seat": index, "host": self.host}])
             return
         index = self.seats.index(seat)
@@ -500,6 +669,7 @@ class Room:
         if all(s.left for s in self.seats):
             self._close()
             return
+        self._save_room()
         if self.phase is Phase.PLAY:
             events = self._advance()  # if it is their move, it is played on now
             self._after_play(events, [{"type": "left", "seat": index, "host": self.host}])
@@ -526,8 +696,9 @@ class Room:
             conn = victim.conn
             self.members.pop(conn, None)
             conn.room = None
-            conn.send(orjson.dumps({"type": "kicked", "v": self.v}))
-            conn.close(CLOSE_KICKED, "removed by the host")
+            self._send(conn, orjson.dumps({"type": "kicked", "v": self.v}))
+            self._hang_up(conn, CLOSE_KICKED, "removed by the host")
+        self._save_room()
         self._publish([], [{"type": "kicked", "seat": target}])
 
     # -- the game flow ---------------------------------------------------------------------------------
@@ -537,7 +708,19 @@ class Room:
         first_dealer = secrets.randbelow(len(names))
         self.game = Game(names, self.options, first_dealer)
         self.record = Record(self.options, tuple(names), first_dealer, [])
+        self.game_id = secrets.token_hex(8)
         self.fair = []
+        o = self.options
+        self._save(
+            StartGame(
+                self.game_id,
+                self.room_id,
+                tuple(names),
+                tuple(s.token_hash for s in self.seats),
+                {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+                first_dealer,
+            )
+        )
         self._deal()
 
     def _rematch(self) -> None:
@@ -547,10 +730,12 @@ class Room:
         self.host = self.seats.index(host_seat) if host_seat in staying else 0
         self.game = None
         self.record = None
+        self.game_id = None
         if len(self.seats) >= 2:
             self._start_game()
         else:
             self.phase = Phase.LOBBY
+            self._save_room()
             self._publish([], [{"type": "lobby"}])
 
     def _deal(self) -> None:
@@ -568,12 +753,16 @@ class Room:
         self.peek_ends = self.clock.now() + int(self.settings.peek_seconds * 1000)
         for s in self.seats:
             s.ready = s.left
+        assert self.game_id is not None
+        self._save(StartRound(self.game_id, len(self.fair) - 1, fair.deck, fair.salt))
+        self._save_room()
         self._publish(events, [{"type": "peek", "commitment": fair.commitment}])
 
     def _begin_play(self) -> None:
         self.phase = Phase.PLAY
         self.peek_ends = None
         self.round_zero = self.clock.now()
+        self._save_room()
         events = self._advance()  # a player who left is played on at once
         self._after_play(events, [{"type": "play"}])
 
@@ -623,7 +812,10 @@ class Room:
 
     def _log_action(self, timed: Timed) -> None:
         assert self.record is not None
-        self.record.rounds[-1].actions.append(timed)
+        assert self.game_id is not None
+        actions = self.record.rounds[-1].actions
+        self._save(AppendAction(self.game_id, len(self.record.rounds) - 1, len(actions), timed))
+        actions.append(timed)
 
     def _after_play(self, events: list[Event], room_events: list[dict[str, Any]]) -> None:
         """Publish the engine's events; move on to the round's end if it ended."""
@@ -640,11 +832,16 @@ class Room:
             self.round_zero = None
             for s in self.seats:
                 s.ready = s.left
+            assert self.game_id is not None
+            assert r.end_at is not None
+            self._save(SetClock(self.game_id, r.index, r.end_at, ended=True))
             if game.game_over:
                 self.phase = Phase.GAME_OVER
+                self._save(FinishGame(self.game_id, tuple(game.totals), game.winners))
             else:
                 self.phase = Phase.ROUND_OVER
                 self.next_round_at = self.clock.now() + int(self.settings.next_round_seconds * 1000)
+            self._save_room()
         self._publish(events, extra)
 
     def _react(self, seat: Seat, emoji: str) -> None:
@@ -660,10 +857,11 @@ class Room:
         """The last player left: let the spectators go, and leave the registry."""
         data = orjson.dumps({"type": "room_closed", "v": self.v})
         for conn in list(self.members):
-            conn.send(data)
-            conn.close(CLOSE_LEFT, "the room closed")
+            self._send(conn, data)
+            self._hang_up(conn, CLOSE_LEFT, "the room closed")
             conn.room = None
         self.members.clear()
+        self._save(CloseRoom(self.room_id))
         self.closed = True
         if self._timer is not None:
             self._timer.cancel()
@@ -674,8 +872,8 @@ class Room:
         """The server stops: tell everyone to come back in a moment, and close."""
         data = orjson.dumps({"type": "restarting", "v": self.v})
         for conn in list(self.members):
-            conn.send(data)
-            conn.close(CLOSE_RESTART, "server restarting")
+            self._send(conn, data)
+            self._hang_up(conn, CLOSE_RESTART, "server restarting")
             conn.room = None
         self.members.clear()
         self.closed = True
@@ -776,7 +974,7 @@ class Room:
             if private:
                 index = self.seats.index(seat) if seat is not None else None
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
-            conn.send(self._message(conn, "update", visible, shared))
+            self._send(conn, self._message(conn, "update", visible, shared))
 
 
 def _to_action(seat: int, msg: Any) -> Action:

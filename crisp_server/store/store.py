@@ -342,11 +342,9 @@ class Store:
                     [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
                     updated_at=room.updated_at,
                 )
+                # The latest game: running, or just finished (a room at its game's end shows the result).
                 game = await session.scalar(
-                    select(GameRow)
-                    .where(GameRow.room_id == room.id, GameRow.finished_at.is_(None))
-                    .order_by(GameRow.started_at.desc())
-                    .limit(1)
+                    select(GameRow).where(GameRow.room_id == room.id).order_by(GameRow.started_at.desc()).limit(1)
                 )
                 if game is not None:
                     stored.game = await self._stored_game(session, game)

@@ -6,16 +6,19 @@ message in a room's inbox. The room answers through the connection's queue. Noth
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
+import logging
 import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import segno
-from fastapi import FastAPI, HTTPException, Request, WebSocket
+from fastapi import FastAPI, Header, HTTPException, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.websockets import WebSocketDisconnect
@@ -25,13 +28,19 @@ from crisp_server import protocol as p
 from crisp_server.rooms.clock import Clock, LoopClock
 from crisp_server.rooms.registry import Registry
 from crisp_server.rooms.room import Detach, Inbound, Phase, TokenBucket, clean_name
-from crisp_server.rooms.tokens import is_room_code, normalize_code
+from crisp_server.rooms.tokens import is_room_code, normalize_code, token_matches
 from crisp_server.settings import Settings
+from crisp_server.store.migrate import upgrade
+from crisp_server.store.store import Store
 from crisp_server.web.connection import Connection
 
 #: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
 CLOSE_POLICY: Final = 1008
 DEFAULT_STATIC = Path(__file__).resolve().parent.parent.parent / "static"
+#: How often idle rooms and old games are looked for.
+SWEEP_SECONDS: Final = 600.0
+
+log = logging.getLogger("crisp.web")
 
 
 def _now_ms() -> int:
@@ -62,28 +71,62 @@ def _origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def create_app(settings: Settings | None = None, clock: Clock | None = None) -> FastAPI:
-    """Build the app. ``clock`` is for tests (a ``ManualClock``); the server uses the real one."""
+def _static_dir(configured: Path | None) -> Path:
+    if configured is not None:
+        return configured
+    return DEFAULT_STATIC if DEFAULT_STATIC.is_dir() else Path.cwd() / "static"
+
+
+def create_app(settings: Settings | None = None, clock: Clock | None = None, *, persist: bool = True) -> FastAPI:
+    """Build the app. ``clock`` is for tests (a ``ManualClock``); the server uses the real one.
+    ``persist=False`` keeps everything in memory (tests of the protocol that do not need a database)."""
     settings = settings or Settings()
     clock = clock or LoopClock()
-    registry = Registry(settings, clock)
+    database_url = settings.resolved_database_url()
+    store = Store(database_url) if persist else None
+    registry = Registry(settings, clock, store)
     limiter = AddressLimiter(settings.lookup_burst, settings.lookup_per_minute)
-    static_dir = settings.static_dir or DEFAULT_STATIC
+    static_dir = _static_dir(settings.static_dir)
     # Compared as browsers send an Origin: lower case, no trailing slash (a list given in code or as JSON
     # is not trimmed by the settings' validator).
     allowed = {o.strip().rstrip("/").lower() for o in settings.allowed_origins}
     if settings.public_url:
         allowed.add(_origin_of(settings.public_url))
 
+    async def sweep() -> None:
+        """Retention, every few minutes: idle rooms close, old finished games go."""
+        idle = timedelta(hours=settings.idle_lobby_hours)
+        while True:
+            await asyncio.sleep(SWEEP_SECONDS)
+            try:
+                registry.expire_idle(int(idle.total_seconds() * 1000))
+                if store is not None:
+                    await store.purge(idle, timedelta(days=settings.keep_finished_days))
+            except Exception:
+                log.exception("the retention sweep failed; it will run again")
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await registry.shutdown()
+        sweeper: asyncio.Task[None] | None = None
+        if store is not None:
+            # Migrations first (Alembic runs its own loop: in a thread), then every room comes back.
+            await asyncio.to_thread(upgrade, database_url, settings.migrations_dir)
+            await store.start()
+            await registry.restore(await store.open_rooms())
+        sweeper = asyncio.get_running_loop().create_task(sweep())
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            await registry.shutdown()
+            if store is not None:
+                await store.close()
 
     app = FastAPI(title="Crisp", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.registry = registry
     app.state.clock = clock
+    app.state.store = store
 
     def base_url(scheme: str, host: str | None) -> str:
         if settings.public_url:
@@ -135,6 +178,26 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         # A standalone SVG document (with its namespace), so that <img src=...> can show it.
         qr.save(out, kind="svg", scale=6, dark="#111", light="#fff", border=2, xmldecl=False)
         return Response(out.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=3600"})
+
+    @app.get("/api/rooms/{code}/games")
+    async def room_games(request: Request, code: str) -> list[dict[str, Any]]:
+        """The room's finished games, newest first, with totals and winners."""
+        room = find_room(request, code)
+        return await store.past_games(room.room_id) if store is not None else []
+
+    @app.get("/api/games/{game_id}/record")
+    async def game_record(game_id: str, authorization: str | None = Header(default=None)) -> JSONResponse:
+        """A finished game's crisp-record/1, for its players: ``Authorization: Bearer <seat token>``."""
+        token = authorization[7:].strip() if authorization and authorization.lower().startswith("bearer ") else ""
+        found = await store.game_record(game_id) if store is not None and len(game_id) <= 32 else None
+        if found is None:
+            raise HTTPException(404, "no game with that id")
+        record, hashes, finished = found
+        if not token or not any(token_matches(token, h) for h in hashes):
+            raise HTTPException(403, "only the game's players can fetch its record")
+        if not finished:
+            raise HTTPException(409, "the game is still running: its record is served when it ends")
+        return JSONResponse(record, headers={"Content-Disposition": f'attachment; filename="crisp-{game_id}.json"'})
 
     @app.get("/r/{code}")
     async def join_page(code: str) -> FileResponse:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+RIGGED = Path(__file__).resolve().parent / "rigged_server.py"
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -23,18 +25,20 @@ def free_port() -> int:
 
 @contextmanager
 def server_process(
-    env: dict[str, str] | None = None, cwd: Path | None = None
+    data_dir: Path, env: dict[str, str] | None = None, port: int | None = None, rigged: bool = False
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Start ``crisp-server`` and wait for ``/healthz``; yields the base URL and the process."""
-    port = free_port()
-    full_env = {**os.environ, "CRISP_HOST": "127.0.0.1", "CRISP_PORT": str(port), **(env or {})}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "crisp_server", "serve"],
-        env=full_env,
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    """Start ``crisp-server`` (its data in ``data_dir``) and wait for ``/healthz``; the base URL and the
+    process. ``rigged``: the server deals the decks of ``CRISP_TEST_DECKS`` (see rigged_server.py)."""
+    port = port or free_port()
+    full_env = {
+        **os.environ,
+        "CRISP_HOST": "127.0.0.1",
+        "CRISP_PORT": str(port),
+        "CRISP_DATA_DIR": str(data_dir),
+        **(env or {}),
+    }
+    command = [sys.executable, str(RIGGED)] if rigged else [sys.executable, "-m", "crisp_server", "serve"]
+    proc = subprocess.Popen(command, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from pathlib import Path
 
 from crisp_server.client import CrispClient
 from tests.e2e.procs import server_process
 
 
-async def test_sigterm_tells_every_player_and_exits_cleanly() -> None:
-    with server_process() as (base, proc):
+async def test_sigterm_tells_every_player_and_exits_cleanly(tmp_path: Path) -> None:
+    with server_process(tmp_path) as (base, proc):
         url = base.replace("http", "ws") + "/ws"
         async with CrispClient.connect(url) as ana, CrispClient.connect(url) as ben:
             code = await ana.create("Ana")

@@ -68,9 +68,11 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def running_server(**settings: Any) -> AsyncIterator[Harness]:
+async def running_server(*, persist: bool = False, **settings: Any) -> AsyncIterator[Harness]:
+    """A server on a free port. Without ``persist`` it keeps no database (the protocol tests do not need one);
+    with it, pass ``database_url`` or ``data_dir``."""
     clock = ManualClock()
-    app = create_app(Settings(**settings), clock)
+    app = create_app(Settings(**settings), clock, persist=persist)
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, ws="websockets-sansio", log_level="warning", lifespan="on", ws_max_size=65536
     )

@@ -91,7 +91,7 @@ BAD_FRAMES: list[str | bytes] = [
 
 
 # These tests send more frames than the message rate allows; a wide limit keeps them about the frames' shape.
-WIDE_RATE: Final = {"rate_burst": 1000}
+WIDE_RATE: Final[dict[str, Any]] = {"rate_burst": 1000}
 
 
 async def test_bad_frames_are_refused_and_the_game_goes_on() -> None:
