@@ -27,7 +27,7 @@ class _RiggedRandom:
         deck[:] = DECKS.pop(0) if DECKS else deck
 
 
-room_module.secrets = SimpleNamespace(  # type: ignore[attr-defined]
+room_module.secrets = SimpleNamespace(  # type: ignore[attr-defined,assignment]
     SystemRandom=_RiggedRandom, randbelow=lambda n: 0, token_hex=secrets.token_hex
 )
 
