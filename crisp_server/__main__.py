@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay = sub.add_parser("replay", help="replay crisp-record/1 files and print their results as JSON")
     p_replay.add_argument("files", nargs="+", metavar="FILE")
 
+    sub.add_parser("migrate", help="apply the database migrations (the server also does it when it starts)")
+
     p_bench = sub.add_parser("bench", help="print performance figures")
     p_bench.add_argument("what", choices=["engine"], help="what to measure")
     p_bench.add_argument("--games", type=int, default=300, help="random full games to replay (default 300)")
@@ -76,6 +78,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(Settings(**overrides))
     if args.command == "replay":
         return cmd_replay(args.files)
+    if args.command == "migrate":
+        from .settings import Settings
+        from .store.migrate import upgrade
+
+        settings = Settings()
+        url = settings.resolved_database_url()
+        upgrade(url, settings.migrations_dir)
+        from sqlalchemy.engine import make_url
+
+        print(f"migrations applied: {make_url(url).render_as_string(hide_password=True)}")
+        return 0
     if args.command == "bench":
         from .bench import bench_engine
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -27,6 +28,9 @@ def alembic_config(url: str, directory: Path | None = None) -> Config:
 
 def upgrade(url: str, directory: Path | None = None, revision: str = "head") -> None:
     """Bring the database at ``url`` to ``revision``. Not from inside a running event loop: it runs its own."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)  # a new data folder: no setup needed
     command.upgrade(alembic_config(url, directory), revision)
 
 
