@@ -29,6 +29,7 @@ const app = {
   joinCode: codeFromPath(),
   roomInfo: null,
   busy: false,
+  history: null, // {code, games} of the room's finished games
 };
 
 const effects = new Effects();
@@ -165,6 +166,9 @@ function onState(msg) {
   app.state = msg;
   app.receivedAt = performance.now();
   const phase = msg.room.phase;
+  if (!before || before.room.phase !== phase) {
+    if (phase === "lobby" || phase === "game_over") loadHistory(msg.room.code);
+  }
   if (before && before.room.phase !== phase) {
     app.queen = null;
     if (phase !== "peek") dropDealPeeks();
@@ -254,6 +258,65 @@ function onEvent(e, before) {
     app.lines.push(line);
     if (app.lines.length > 30) app.lines.shift();
   }
+}
+
+async function loadHistory(code) {
+  try {
+    const response = await fetch(`/api/rooms/${encodeURIComponent(code)}/games`);
+    if (!response.ok) return;
+    app.history = { code, games: await response.json() };
+    render();
+  } catch {
+    /* offline: the list comes next time */
+  }
+}
+
+async function downloadRecord(gameId) {
+  try {
+    const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/record`, {
+      headers: { Authorization: `Bearer ${app.session?.token ?? ""}` },
+    });
+    if (!response.ok) throw new Error(String(response.status));
+    const url = URL.createObjectURL(await response.blob());
+    const a = h("a", { href: url, download: `crisp-${gameId}.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch {
+    toast(t("recordUnavailable"));
+  }
+}
+
+function historyPanel() {
+  const games = app.history && app.state && app.history.code === app.state.room.code ? app.history.games : [];
+  if (!games.length) return null;
+  const myName = app.state.you.seat !== null ? app.state.room.seats[app.state.you.seat]?.name : null;
+  return h(
+    "div",
+    { class: "card-panel history" },
+    h("h2", {}, t("pastGames")),
+    h(
+      "ol",
+      { class: "past-games" },
+      games.map((g) =>
+        h(
+          "li",
+          {},
+          h(
+            "span",
+            { class: "past-scores" },
+            g.players.map((name, i) =>
+              h("span", { class: g.winners.includes(i) ? "winner" : "" }, `${g.winners.includes(i) ? "★ " : ""}${name} ${g.totals[i]}`),
+            ),
+          ),
+          myName && g.players.includes(myName)
+            ? h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id) }, t("downloadRecord"))
+            : null,
+        ),
+      ),
+    ),
+  );
 }
 
 async function checkDeck(fair) {
@@ -587,6 +650,7 @@ function lobbyScreen() {
         )
       : h("p", { class: "muted center" }, t("waitingForHost", hostName)),
     !canStart && isHost ? h("p", { class: "muted center" }, t("needPlayers")) : null,
+    historyPanel(),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );
 }
@@ -938,6 +1002,7 @@ function roundOverlay() {
           ? h("p", { class: "muted" }, t("waitingOthers"))
           : h("button", { class: "primary big", "data-key": "ready", onclick: () => send({ type: "ready" }) }, t("ready")),
     !over && ends ? h("p", { class: "muted countdown", dataset: { ends: String(ends), format: "next" } }) : null,
+    over ? historyPanel() : null,
   );
 }
 
