@@ -8,6 +8,7 @@ from typing import Any
 
 import uvicorn
 
+from crisp_server.logs import configure
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 
@@ -27,6 +28,7 @@ class _Server(uvicorn.Server):
 
 
 def serve(settings: Settings) -> int:
+    log_config = configure(settings.log_format, settings.log_level)
     app = create_app(settings)
     config = uvicorn.Config(
         app,
@@ -39,6 +41,7 @@ def serve(settings: Settings) -> int:
         proxy_headers=settings.proxy_headers,
         forwarded_allow_ips=settings.forwarded_allow_ips,
         log_level=settings.log_level,
+        log_config=log_config,
         timeout_graceful_shutdown=5,
     )
     server = _Server(config, app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from crisp_server.settings import Settings
 from crisp_server.store.store import Store, StoredRoom
@@ -21,6 +22,8 @@ class Registry:
         self.clock = clock
         self.store = store
         self.rooms: dict[str, Room] = {}
+        #: Given to every room: called with each accepted action's latency in seconds (metrics).
+        self.observe_action: Callable[[float], None] | None = None
 
     def create(self, base_url: str) -> Room:
         """A new empty room with a fresh code; its task runs on the current loop."""
@@ -28,6 +31,7 @@ class Registry:
         while code in self.rooms:
             code = new_room_code()
         room = Room(code, f"{base_url}/r/{code}", self.settings, self.clock, self._closed, store=self.store)
+        room.observe_action = self.observe_action
         self.rooms[code] = room
         room.start()
         log.info("room created", extra={"room": code})
@@ -39,6 +43,7 @@ class Registry:
             if item.code in self.rooms:
                 continue
             room = Room.restore(item, self.settings, self.clock, self.store, self._closed)
+            room.observe_action = self.observe_action
             self.rooms[room.code] = room
             await room.flush()  # a resumed round's restart instant, before anyone hears of the round
             room.start()

@@ -16,9 +16,10 @@ import asyncio
 import hashlib
 import logging
 import secrets
+import time
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Final, Protocol
@@ -176,6 +177,7 @@ def clean_name(raw: str) -> str | None:
 class Inbound:
     conn: Member
     message: Any  # a protocol.Inbound model
+    arrived: float = field(default_factory=time.perf_counter)  # for the action-to-publish latency
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,10 @@ class Room:
         # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
         self._ops: list[Op] = []
         self._outbox: list[tuple[Member, bytes | tuple[int, str]]] = []
+        #: Called with each accepted action's seconds from arrival to publication (metrics), if set.
+        self.observe_action: Callable[[float], None] | None = None
+        self._arrived = 0.0
+        self._accepted: list[float] = []
 
     @classmethod
     def restore(
@@ -354,6 +360,12 @@ class Room:
                 conn.close(*item)
             else:
                 conn.send(item)
+        if self._accepted:
+            done = time.perf_counter()
+            if self.observe_action is not None:
+                for arrived in self._accepted:
+                    self.observe_action(done - arrived)
+            self._accepted.clear()
 
     def _fail(self) -> None:
         """Saving failed: what players were not told never happened for them. Send them away; a restart
@@ -398,6 +410,7 @@ class Room:
         """Handle one inbox message; what it sends goes out at the next :meth:`flush`."""
         self.touched = self.clock.now()
         if isinstance(message, Inbound):
+            self._arrived = message.arrived
             self._inbound(message.conn, message.message)
         elif isinstance(message, Detach):
             self._detach(message.conn)
@@ -801,6 +814,7 @@ class Room:
             try:
                 events.extend(game.apply(action))
                 self._log_action(Timed(game.round.now, action))
+                self._accepted.append(self._arrived)
             except ValueError as exc:  # Rejected: nothing changed
                 rejected = getattr(exc, "code", RuleCode.NOT_YOUR_TURN)
         else:

@@ -33,6 +33,7 @@ from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
 from crisp_server.web.connection import Connection
+from crisp_server.web.metrics import Metrics
 
 #: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
 CLOSE_POLICY: Final = 1008
@@ -85,6 +86,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     database_url = settings.resolved_database_url()
     store = Store(database_url) if persist else None
     registry = Registry(settings, clock, store)
+    metrics = Metrics(lambda: [room.phase for room in registry.rooms.values()])
+    registry.observe_action = metrics.action_latency.observe
+    if store is not None:
+        store.on_commit.append(metrics.on_commit)
     limiter = AddressLimiter(settings.lookup_burst, settings.lookup_per_minute)
     static_dir = _static_dir(settings.static_dir)
     # Compared as browsers send an Origin: lower case, no trailing slash (a list given in code or as JSON
@@ -127,6 +132,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     app.state.registry = registry
     app.state.clock = clock
     app.state.store = store
+    app.state.metrics = metrics
 
     def base_url(scheme: str, host: str | None) -> str:
         if settings.public_url:
@@ -144,6 +150,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
 
     def client_address(conn: Request | WebSocket) -> str:
         return conn.client.host if conn.client else "unknown"
+
+    @app.get("/metrics")
+    async def metrics_route() -> Response:
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
@@ -209,11 +219,13 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             await websocket.close(code=CLOSE_POLICY)  # before accept: the handshake gets a 403
             return
         await websocket.accept()
-        conn = Connection(websocket, settings.send_queue, client_address(websocket))
+        conn = Connection(websocket, settings.send_queue, client_address(websocket), metrics.messages_out.inc)
         conn.start()
+        metrics.connections.inc()
         try:
             await _serve(conn, websocket)
         finally:
+            metrics.connections.dec()
             # The room that admitted this connection, and the one last addressed (an entry may still be in
             # its inbox, ahead of this Detach); usually the same room.
             for room in {r for r in (conn.room, conn.target) if r is not None}:
@@ -237,21 +249,25 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
                 data = frame.get("bytes")
             if data is None:
                 continue
+            metrics.messages_in.inc()
             v = conn.room.v if conn.room is not None else 0
             if not bucket.take(_now_ms()):
                 if not strikes.take(_now_ms()):  # a flood, not a burst: hang up
                     conn.close(CLOSE_POLICY, "too many messages")
                     return
                 conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+                metrics.refused.labels("rate_limited").inc()
                 continue
             size = len(data) if isinstance(data, bytes) else len(data.encode())
             if size > limit:
                 conn.send(p.error_message(v, p.ProtocolCode.TOO_LARGE, conn.lang, f"at most {limit} bytes"))
+                metrics.refused.labels("too_large").inc()
                 continue
             try:
                 message = p.parse_inbound(data)
             except p.BadMessage as exc:
                 conn.send(p.error_message(v, p.ProtocolCode.BAD_MESSAGE, conn.lang, str(exc)))
+                metrics.refused.labels("bad_message").inc()
                 continue
             dispatch(conn, websocket, message, v)
 

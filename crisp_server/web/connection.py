@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -27,8 +28,11 @@ CLOSE_TOO_SLOW: Final = 1013
 class Connection:
     """Implements ``crisp_server.rooms.room.Member`` over a Starlette WebSocket."""
 
-    def __init__(self, websocket: WebSocket, max_queue: int, client: str) -> None:
+    def __init__(
+        self, websocket: WebSocket, max_queue: int, client: str, on_send: Callable[[], None] | None = None
+    ) -> None:
         self.websocket = websocket
+        self._on_send = on_send
         self.client = client
         self.lang = "en"
         self.room: Room | None = None  # set by the room when it admits this connection
@@ -76,6 +80,8 @@ class Connection:
                         await ws.close(item[0], item[1])
                         return
                     await ws.send_text(item.decode())
+                    if self._on_send is not None:
+                        self._on_send()
         except (WebSocketDisconnect, RuntimeError, OSError):
             return  # the peer is gone; the receive loop notices and detaches
 

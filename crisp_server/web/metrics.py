@@ -1,0 +1,60 @@
+"""Prometheus metrics at ``/metrics``: rooms by phase, connections, messages, latencies.
+
+Each app has its own registry (tests build many apps in one process). Nothing here carries a name, a
+token or a card: only counts and durations.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from crisp_server.rooms.room import Phase
+
+#: Action-to-publish: from the frame's arrival to the views handed to the connections (commit included).
+LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+
+
+class _RoomsByPhase(Collector):
+    def __init__(self, phases: Callable[[], list[Phase]]) -> None:
+        self._phases = phases
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily("crisp_rooms", "Rooms in this process, by phase", labels=["phase"])
+        counts = Tally(p.value for p in self._phases())
+        for phase in Phase:
+            family.add_metric([phase.value], counts.get(phase.value, 0))
+        yield family
+
+
+class Metrics:
+    def __init__(self, phases: Callable[[], list[Phase]]) -> None:
+        self.registry = CollectorRegistry()
+        self.registry.register(_RoomsByPhase(phases))
+        self.connections = Gauge("crisp_connections", "Open WebSocket connections", registry=self.registry)
+        self.messages_in = Counter("crisp_messages_in", "WebSocket frames received", registry=self.registry)
+        self.messages_out = Counter("crisp_messages_out", "WebSocket frames sent", registry=self.registry)
+        self.refused = Counter(
+            "crisp_messages_refused", "Frames refused (too large, bad, rate-limited)", ["code"], registry=self.registry
+        )
+        self.action_latency = Histogram(
+            "crisp_action_publish_seconds",
+            "From an action's arrival to its views handed to every connection (commit included)",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.db_commit = Histogram(
+            "crisp_db_commit_seconds", "Duration of one group commit", buckets=LATENCY_BUCKETS, registry=self.registry
+        )
+        self.db_ops = Counter("crisp_db_operations", "Operations written to the database", registry=self.registry)
+
+    def on_commit(self, seconds: float, ops: int) -> None:
+        self.db_commit.observe(seconds)
+        self.db_ops.inc(ops)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
