@@ -41,6 +41,15 @@ class TextFormatter(logging.Formatter):
         return line + "".join(f" {k}={v}" for k, v in extra.items())
 
 
+#: Libraries that log query parameters or frames at debug level (a deck's order, a token): never below WARNING.
+_TALKATIVE = ("aiosqlite", "sqlalchemy", "asyncpg", "websockets")
+
+
+def quiet_libraries() -> None:
+    for name in _TALKATIVE:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def configure(fmt: str = "text", level: str = "info") -> dict[str, Any]:
     """Set up the root logger; returns the dictConfig for uvicorn (its loggers go through the same handler)."""
     handler = logging.StreamHandler(sys.stderr)
@@ -48,6 +57,7 @@ def configure(fmt: str = "text", level: str = "info") -> dict[str, Any]:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    quiet_libraries()
     return {
         "version": 1,
         "disable_existing_loggers": False,

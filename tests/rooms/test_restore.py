@@ -47,3 +47,14 @@ async def test_history_is_empty_for_a_new_room(tmp_path: Path) -> None:
         async with httpx.AsyncClient(base_url=server.http) as http:
             assert (await http.get(f"/api/rooms/{code}/games")).json() == []
             assert (await http.get("/api/games/nope/record")).status_code == 404
+
+
+async def test_a_running_games_record_is_not_served(tmp_path: Path) -> None:
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        code, (ana, _ben) = await server.table(["Ana", "Ben"])
+        room = server.app.state.registry.get(code)
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            response = await http.get(
+                f"/api/games/{room.game_id}/record", headers={"Authorization": f"Bearer {ana.token}"}
+            )
+        assert response.status_code == 409
