@@ -2,10 +2,12 @@
 // the screen awake during a game (Wake Lock, where the browser has it).
 
 const SOUND_KEY = "crisp.sound";
+const VIBRATE_KEY = "crisp.vibrate";
 
 export class Effects {
   constructor() {
     this.sound = localStorage.getItem(SOUND_KEY) === "on";
+    this.vibrate = localStorage.getItem(VIBRATE_KEY) === "on";
     this.audio = null;
     this.lock = null;
     this.wantLock = false;
@@ -25,6 +27,25 @@ export class Effects {
     if (this.sound) this.beep(660, 0.08);
   }
 
+  toggleVibration() {
+    this.vibrate = !this.vibrate;
+    try {
+      localStorage.setItem(VIBRATE_KEY, this.vibrate ? "on" : "off");
+    } catch {
+      /* no storage */
+    }
+    if (this.vibrate) this.buzz(40);
+  }
+
+  buzz(pattern) {
+    if (!navigator.vibrate) return;
+    try {
+      navigator.vibrate(pattern);
+    } catch {
+      /* not allowed here */
+    }
+  }
+
   /** Something happened that the player should notice: "turn" or "crisp". */
   signal(kind) {
     if (this.sound) {
@@ -33,13 +54,7 @@ export class Effects {
         setTimeout(() => this.beep(1175, 0.16), 130);
       } else this.beep(587, 0.1);
     }
-    if (this.sound && navigator.vibrate) {
-      try {
-        navigator.vibrate(kind === "crisp" ? [80, 60, 80] : 60);
-      } catch {
-        /* not allowed here */
-      }
-    }
+    if (this.vibrate) this.buzz(kind === "crisp" ? [80, 60, 80] : 60);
   }
 
   beep(freq, seconds) {

@@ -391,6 +391,21 @@ function topButtons() {
       },
       `${t("sound")}: ${effects.sound ? t("on") : t("off")}`,
     ),
+    "vibrate" in navigator
+      ? h(
+          "button",
+          {
+            class: "link",
+            "data-key": "vibrate",
+            "aria-pressed": effects.vibrate ? "true" : "false",
+            onclick: () => {
+              effects.toggleVibration();
+              render();
+            },
+          },
+          `${t("vibration")}: ${effects.vibrate ? t("on") : t("off")}`,
+        )
+      : null,
   );
 }
 
@@ -757,6 +772,7 @@ function seatBox(seat) {
   });
   const floating = app.reactions.filter((x) => x.seat === seat && x.until > performance.now());
   const deadline = clockIn("deadline_in") ?? clockIn("auto_timeout_in");
+  const status = info.left ? t("leftGame") : !info.connected ? t("away") : null;
   return h(
     "div",
     { class: `seat ${turn ? "turn" : ""} ${info.connected ? "" : "away"} ${info.left ? "gone" : ""}`, role: "listitem" },
@@ -764,19 +780,14 @@ function seatBox(seat) {
       "div",
       { class: "seat-head" },
       h("span", { class: `dot ${info.connected && !info.left ? "on" : "off"}`, "aria-hidden": "true" }),
-      h("span", { class: "seat-name" }, info.name),
+      h("span", { class: "seat-name" }, info.name, status ? h("span", { class: "sr-only" }, `, ${status}`) : null),
       seat === room.host ? h("span", { class: "badge tiny", title: t("host") }, "★") : null,
       r && r.caller === seat ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
+      turn && r.drawn ? h("span", { class: "holding", title: t("drawnBy", info.name) }, cardFace(r.drawn.card, "micro")) : null,
       turn && deadline ? ring(deadline, (app.state.table.options.turn_seconds ?? 60) * 1000, t("turnOf", info.name)) : null,
+      h("span", { class: "total", "aria-label": `${t("total")}: ${table.totals[seat] ?? 0}` }, String(table.totals[seat] ?? 0)),
     ),
     h("div", { class: "mini-hand" }, cards),
-    h(
-      "div",
-      { class: "seat-foot" },
-      h("span", { class: "total" }, String(table.totals[seat] ?? 0)),
-      info.left ? h("span", { class: "muted" }, t("leftGame")) : !info.connected ? h("span", { class: "muted" }, t("away")) : null,
-      turn && r.drawn ? h("span", { class: "holding", title: t("drawnBy", info.name) }, cardFace(r.drawn.card, "micro")) : null,
-    ),
     floating.map((x) => h("span", { class: "float-reaction", "aria-hidden": "true" }, x.emoji)),
   );
 }
@@ -843,6 +854,7 @@ function promptLine(r, me, myTurn) {
 
 function myHand(r, me, myTurn) {
   const can = app.state.you.can;
+  const mine = app.reactions.filter((x) => x.seat === me && x.until > performance.now());
   const hand = r?.hands?.[me];
   const swapping = myTurn && can.includes("swap") && !app.queen;
   const pickingQueen = app.queen && !app.queen.slot;
@@ -873,6 +885,7 @@ function myHand(r, me, myTurn) {
         h("span", { class: "slot-name", "aria-hidden": "true" }, slotName(slot)),
       );
     }),
+    mine.map((x) => h("span", { class: "float-reaction", "aria-hidden": "true" }, x.emoji)),
   );
 }
 

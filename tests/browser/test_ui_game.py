@@ -156,6 +156,8 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(cem.page.locator(".prompt-text")).to_have_text("Your turn")
         cem.click("act-draw")
         expect(cem.page.locator(".drawn-card")).to_contain_text("5 of hearts")
+        cem.page.wait_for_timeout(400)  # the drawn card's short animation
+        cem.page.screenshot(path=str(shots / "readme-table.png"), scale="css")  # docs/screenshot-table.png
         cem.click("slot-left")  # swap the 5 in; the 10 goes to the discard pile
         expect(ana.page.locator('[data-key="discard-pile"]')).to_have_attribute(
             "aria-label", "Discard pile, top card 10 of spades"
