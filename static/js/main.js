@@ -849,6 +849,8 @@ function promptLine(r, me, myTurn) {
   if (r.caller !== null) bits.push(h("span", { class: "badge crisp-badge" }, t("finalTurns", room.seats[r.caller]?.name ?? "")));
   const mayDraw = clockIn("may_draw_in");
   if (myTurn && mayDraw && mayDraw > performance.now() + 50) bits.push(h("span", { class: "countdown muted", dataset: { ends: String(mayDraw) } }));
+  const deadline = clockIn("deadline_in");
+  if (myTurn && deadline) bits.push(ring(deadline, (app.state.table.options.turn_seconds ?? 60) * 1000, t("yourTurn")));
   return h("p", { class: `prompt ${myTurn ? "mine" : ""}` }, bits);
 }
 

@@ -97,6 +97,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         for phone, name in ((ben, "Ben"), (cem, "Cem")):
             phone.page.goto(link)  # the shared link opens the join form with the code filled in
             expect(phone.page.locator("#join-code")).to_have_value(link.rsplit("/", 1)[1])
+            phone.shot("join", axe)
             phone.page.fill("#join-name", name)
             phone.click("join")
             expect(phone.page.locator(".lobby")).to_be_visible()
