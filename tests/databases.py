@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,4 +56,17 @@ def database(kind: str, tmp_path: Path) -> Iterator[str]:
         url = make_url(PG_URL).set(drivername="postgresql+asyncpg", database=name)
         yield url.render_as_string(hide_password=False)
     finally:
-        _run_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _drop(name)
+
+
+def _drop(name: str) -> None:
+    # An autovacuum worker may hold the new database for a moment (and only a privileged role may stop
+    # it): try again briefly rather than fail a test in its teardown.
+    for attempt in range(10):
+        try:
+            _run_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            return
+        except Exception:
+            if attempt == 9:
+                raise
+            time.sleep(0.5)

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from sqlalchemy import delete, event, select, update
+from sqlalchemy import Table, bindparam, delete, event, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -29,6 +29,8 @@ from crisp_server.engine.record import action_to_dict
 from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
 
 log = logging.getLogger("crisp.store")
+_ACTIONS = cast(Table, ActionRow.__table__)
+_ROUNDS = cast(Table, RoundRow.__table__)
 
 
 def default_url(data_dir: Path) -> str:
@@ -141,25 +143,51 @@ class AppendAction:
     seq: int
     timed: Timed
 
-    async def apply(self, session: AsyncSession) -> None:
+    def row(self) -> dict[str, Any]:
         data = action_to_dict(self.timed)
         extra = {k: v for k, v in data.items() if k not in ("at", "seat", "do")}
-        session.add(
-            ActionRow(
-                game_id=self.game_id,
-                round_index=self.round_index,
-                seq=self.seq,
-                at=data["at"],
-                seat=data["seat"],
-                do=data["do"],
-                data=extra,
-            )
-        )
-        await session.execute(
-            update(RoundRow)
-            .where(RoundRow.game_id == self.game_id, RoundRow.index == self.round_index)
-            .values(end_at=self.timed.at)
-        )
+        return {
+            "game_id": self.game_id,
+            "round_index": self.round_index,
+            "seq": self.seq,
+            "at": data["at"],
+            "seat": data["seat"],
+            "do": data["do"],
+            "data": extra,
+        }
+
+    async def apply(self, session: AsyncSession) -> None:
+        await _write_actions(session, [self])
+
+
+async def _write_actions(session: AsyncSession, actions: Sequence[AppendAction]) -> None:
+    """Many actions in two statements: one multi-row insert, and each round's clock moved once."""
+    # Core statements on the tables: executemany, without the ORM's per-row bookkeeping.
+    await session.execute(insert(_ACTIONS), [a.row() for a in actions])
+    clocks: dict[tuple[str, int], int] = {}
+    for a in actions:
+        clocks[(a.game_id, a.round_index)] = a.timed.at  # in order: the last one is the latest
+    await session.execute(
+        update(_ROUNDS)
+        .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
+        .values(end_at=bindparam("e")),
+        [{"g": g, "i": i, "e": at} for (g, i), at in clocks.items()],
+    )
+
+
+async def _apply_all(session: AsyncSession, ops: Sequence[Op]) -> None:
+    """Apply ``ops`` in order; runs of actions are written together."""
+    run: list[AppendAction] = []
+    for op in ops:
+        if isinstance(op, AppendAction):
+            run.append(op)
+            continue
+        if run:
+            await _write_actions(session, run)
+            run = []
+        await op.apply(session)
+    if run:
+        await _write_actions(session, run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,16 +322,13 @@ class Store:
             start = time.perf_counter()
             try:
                 async with self.sessions.begin() as session:
-                    for ops, _ in batch:
-                        for op in ops:
-                            await op.apply(session)
+                    await _apply_all(session, [op for ops, _ in batch for op in ops])
             except Exception:
                 log.exception("a group commit failed; writing its parts one by one")
                 for ops, future in batch:
                     try:
                         async with self.sessions.begin() as session:
-                            for op in ops:
-                                await op.apply(session)
+                            await _apply_all(session, ops)
                     except Exception as exc:
                         if not future.done():
                             future.set_exception(exc)
