@@ -173,6 +173,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ana.page.locator(".scores tfoot")).to_contain_text("Total" + "30" + "9" + "17")
         ana.shot("round-over", axe)
         ben.shot("round-over", axe)
+        expect(ana.page.locator('[data-key="rules"]')).to_be_visible()  # the rules stay one tap away
 
         # -- round 2: Cem starts, calls Crisp at once ----------------------------------------------------
         for phone in (ana, ben, cem):
