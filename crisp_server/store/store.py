@@ -377,21 +377,10 @@ class Store:
             return out
 
     async def _stored_game(self, session: AsyncSession, game: GameRow) -> StoredGame:
-        rounds = (
-            await session.scalars(select(RoundRow).where(RoundRow.game_id == game.id).order_by(RoundRow.index))
-        ).all()
-        actions = (
-            await session.scalars(
-                select(ActionRow).where(ActionRow.game_id == game.id).order_by(ActionRow.round_index, ActionRow.seq)
-            )
-        ).all()
-        by_round: dict[int, list[dict[str, Any]]] = {}
-        for a in actions:
-            by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
-        doc = record_document(game, rounds, by_round)
+        document, rounds = await _game_document(session, game)
         return StoredGame(
             game.id,
-            parse_record(doc),
+            parse_record(document),
             list(game.token_hashes),
             [r.salt for r in rounds],
             [r.ended for r in rounds],
@@ -403,18 +392,8 @@ class Store:
             game = await session.get(GameRow, game_id)
             if game is None:
                 return None
-            rounds = (
-                await session.scalars(select(RoundRow).where(RoundRow.game_id == game.id).order_by(RoundRow.index))
-            ).all()
-            actions = (
-                await session.scalars(
-                    select(ActionRow).where(ActionRow.game_id == game.id).order_by(ActionRow.round_index, ActionRow.seq)
-                )
-            ).all()
-            by_round: dict[int, list[dict[str, Any]]] = {}
-            for a in actions:
-                by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
-            return record_document(game, rounds, by_round), list(game.token_hashes), game.finished_at is not None
+            document, _ = await _game_document(session, game)
+            return document, list(game.token_hashes), game.finished_at is not None
 
     async def past_games(self, room_id: str) -> list[dict[str, Any]]:
         """The room's finished games, newest first: players, totals, winners."""
@@ -459,6 +438,20 @@ class Store:
                 delete(RoomRow).where(RoomRow.closed_at.is_not(None), RoomRow.closed_at < now - idle_lobby, ~gone)
             )
             return closed.rowcount or 0, len(old)  # type: ignore[attr-defined]
+
+
+async def _game_document(session: AsyncSession, game: GameRow) -> tuple[dict[str, Any], Sequence[RoundRow]]:
+    """A stored game as its ``crisp-record/1`` document, with its round rows."""
+    rounds = (await session.scalars(select(RoundRow).where(RoundRow.game_id == game.id).order_by(RoundRow.index))).all()
+    actions = (
+        await session.scalars(
+            select(ActionRow).where(ActionRow.game_id == game.id).order_by(ActionRow.round_index, ActionRow.seq)
+        )
+    ).all()
+    by_round: dict[int, list[dict[str, Any]]] = {}
+    for a in actions:
+        by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
+    return record_document(game, rounds, by_round), rounds
 
 
 def record_document(
