@@ -12,7 +12,7 @@ to their rights; deck[9] is the top of the draw pile. Unless a case places a car
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import pytest
 
@@ -24,7 +24,6 @@ from crisp_server.engine import (
     Discard,
     Draw,
     Game,
-    Options,
     Rejected,
     Slot,
     Source,
@@ -34,36 +33,13 @@ from crisp_server.engine import (
     UseKing,
     UseQueen,
 )
+from tests.engine.helpers import new_game, run
 
-PLAYERS = ("Ana", "Ben", "Cem")
 DECK = Source.DECK
 PILE = Source.DISCARD  # the discard pile, as a draw source
 L, M, R = Slot.LEFT, Slot.MIDDLE, Slot.RIGHT
 
 Setup = Callable[[], Game]
-
-
-def deck_with(placed: Mapping[int, str]) -> list[str]:
-    """A 52-card deck with ``placed`` cards at their indices and the others in ``FULL_DECK`` order."""
-    assert len(set(placed.values())) == len(placed), "a card can be placed once"
-    rest = iter(c for c in FULL_DECK if c not in placed.values())
-    return [placed[i] if i in placed else next(rest) for i in range(len(FULL_DECK))]
-
-
-def new_game(
-    placed: Mapping[int, str] | None = None, *, discard_draw: bool = False, turn_seconds: int | None = None
-) -> Game:
-    game = Game(PLAYERS, Options(100, turn_seconds, discard_draw), first_dealer=0)
-    game.start_round(deck_with(placed or {}))
-    return game
-
-
-def run(game: Game, steps: list[tuple[int, Action]]) -> Game:
-    """Play legal ``(at, action)`` steps; a refusal here is a broken setup, not the case under test."""
-    for at, action in steps:
-        _, rejected = game.act(action, at)
-        assert rejected is None, f"setup step {action} at {at} was refused: {rejected.code}"
-    return game
 
 
 # -- the states the cases start from -------------------------------------------------------------------

@@ -12,12 +12,11 @@ its crisp window is open for ``T <= t < T + 3000`` and seat 2 may draw from ``T 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 
 import pytest
 
 from crisp_server.engine import (
-    FULL_DECK,
     Action,
     CallCrisp,
     Code,
@@ -34,41 +33,14 @@ from crisp_server.engine import (
     UseKing,
     event_to_dict,
 )
+from tests.engine.helpers import PLAYERS, deck_with, new_game, run
 
-PLAYERS = ("Ana", "Ben", "Cem")
 NAMES = ("Ana", "Ben", "Cem", "Dana", "Eli", "Fay", "Gus", "Hal")
 T = 100  # when seat 1's first turn ends in the tests that start from seat1_turn_ended()
 TEN_S = 10  # the turn clock, in seconds, where a test needs one
 LIMIT = TEN_S * 1000
 
 Setup = Callable[[], Game]
-
-
-def deck_with(placed: Mapping[int, str]) -> list[str]:
-    """A 52-card deck with ``placed`` cards at their indices and the others in ``FULL_DECK`` order."""
-    assert len(set(placed.values())) == len(placed), "a card can be placed once"
-    rest = iter(c for c in FULL_DECK if c not in placed.values())
-    return [placed[i] if i in placed else next(rest) for i in range(len(FULL_DECK))]
-
-
-def new_game(
-    placed: Mapping[int, str] | None = None,
-    *,
-    turn_seconds: int | None = None,
-    players: Sequence[str] = PLAYERS,
-    discard_draw: bool = False,
-) -> Game:
-    game = Game(players, Options(100, turn_seconds, discard_draw), first_dealer=0)
-    game.start_round(deck_with(placed or {}))
-    return game
-
-
-def run(game: Game, steps: list[tuple[int, Action]]) -> Game:
-    """Play ``(at, action)`` steps that the rules allow; a refusal here means the setup is wrong."""
-    for at, action in steps:
-        _, rejected = game.act(action, at)
-        assert rejected is None, f"setup step {action} at {at} was refused: {rejected.code}"
-    return game
 
 
 def refusal(game: Game, action: Action, at: int) -> Code | None:
