@@ -53,6 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("migrate", help="apply the database migrations (the server also does it when it starts)")
 
+    p_load = sub.add_parser("loadtest", help="play many rooms of bots against a running server and print figures")
+    p_load.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default http://127.0.0.1:8000)")
+    p_load.add_argument("--rooms", type=int, default=50, help="rooms (default 50)")
+    p_load.add_argument("--players", type=int, default=4, help="players per room, 2-8 (default 4)")
+    p_load.add_argument("--pace", type=float, default=1.0, help="actions per room per second (default 1)")
+    p_load.add_argument("--duration", type=float, default=30.0, help="seconds of play before it stops (default 30)")
+    p_load.add_argument("--crisp", type=float, default=0.3, help="chance a bot calls Crisp when it may (default 0.3)")
+    p_load.add_argument("--seed", type=int, default=1, help="seed of the bots' choices")
+    p_load.add_argument("--allow-remote", action="store_true", help="allow a server that is not on this machine")
+
     p_bench = sub.add_parser("bench", help="print performance figures")
     p_bench.add_argument("what", choices=["engine"], help="what to measure")
     p_bench.add_argument("--games", type=int, default=300, help="random full games to replay (default 300)")
@@ -89,6 +99,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"migrations applied: {make_url(url).render_as_string(hide_password=True)}")
         return 0
+    if args.command == "loadtest":
+        import asyncio
+
+        from .loadtest import run
+
+        if not 2 <= args.players <= 8:
+            print("--players must be 2 to 8", file=sys.stderr)
+            return 2
+        return asyncio.run(
+            run(
+                args.url,
+                args.rooms,
+                args.players,
+                pace=args.pace,
+                duration=args.duration,
+                crisp=args.crisp,
+                allow_remote=args.allow_remote,
+                seed=args.seed,
+            )
+        )
     if args.command == "bench":
         from .bench import bench_engine
 

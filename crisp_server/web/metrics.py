@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -35,6 +35,8 @@ class Metrics:
     def __init__(self, phases: Callable[[], list[Phase]]) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_RoomsByPhase(phases))
+        # process_resident_memory_bytes and friends (Linux): what the load test reads before and after.
+        ProcessCollector(registry=self.registry)
         self.connections = Gauge("crisp_connections", "Open WebSocket connections", registry=self.registry)
         self.messages_in = Counter("crisp_messages_in", "WebSocket frames received", registry=self.registry)
         self.messages_out = Counter("crisp_messages_out", "WebSocket frames sent", registry=self.registry)
