@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from sqlalchemy import Table, bindparam, delete, event, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -31,6 +33,8 @@ from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
 log = logging.getLogger("crisp.store")
 _ACTIONS = cast(Table, ActionRow.__table__)
 _ROUNDS = cast(Table, RoundRow.__table__)
+_ROOMS = cast(Table, RoomRow.__table__)
+_SEATS = cast(Table, SeatRow.__table__)
 
 
 def default_url(data_dir: Path) -> str:
@@ -66,28 +70,7 @@ class SaveRoom:
     seats: tuple[SeatData, ...]
 
     async def apply(self, session: AsyncSession) -> None:
-        now = _now()
-        row = await session.get(RoomRow, self.room_id)
-        if row is None:
-            row = RoomRow(id=self.room_id, code=self.code, link=self.link, created_at=now)
-            session.add(row)
-        row.phase = self.phase
-        row.host = self.host
-        row.options = self.options
-        row.updated_at = now
-        await session.execute(delete(SeatRow).where(SeatRow.room_id == self.room_id))
-        await session.flush()
-        session.add_all(
-            SeatRow(
-                room_id=self.room_id,
-                position=i,
-                name=s.name,
-                token_hash=s.token_hash,
-                left=s.left,
-                connected_at=s.connected_at,
-            )
-            for i, s in enumerate(self.seats)
-        )
+        await _apply_all(session, [self])
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,37 +140,117 @@ class AppendAction:
         }
 
     async def apply(self, session: AsyncSession) -> None:
-        await _write_actions(session, [self])
+        await _apply_all(session, [self])
 
 
-async def _write_actions(session: AsyncSession, actions: Sequence[AppendAction]) -> None:
-    """Many actions in two statements: one multi-row insert, and each round's clock moved once."""
-    # Core statements on the tables: executemany, without the ORM's per-row bookkeeping.
-    await session.execute(insert(_ACTIONS), [a.row() for a in actions])
-    clocks: dict[tuple[str, int], int] = {}
-    for a in actions:
-        clocks[(a.game_id, a.round_index)] = a.timed.at  # in order: the last one is the latest
-    await session.execute(
-        update(_ROUNDS)
-        .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
-        .values(end_at=bindparam("e")),
-        [{"g": g, "i": i, "e": at} for (g, i), at in clocks.items()],
+class _Run:
+    """Operations that can be written together, gathered until an operation that cannot comes along:
+    the last state of each room, its seats where they changed, the actions, each round's last clock."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, SaveRoom] = {}
+        self.actions: list[AppendAction] = []
+        self.clocks: dict[tuple[str, int], tuple[int, bool]] = {}
+
+    def clear(self) -> None:
+        self.rooms = {}
+        self.actions = []
+        self.clocks = {}
+
+    def take(self, op: Op) -> bool:
+        if isinstance(op, SaveRoom):
+            self.rooms[op.room_id] = op
+        elif isinstance(op, AppendAction):
+            self.actions.append(op)
+            key = (op.game_id, op.round_index)
+            self.clocks[key] = (op.timed.at, self.clocks.get(key, (0, False))[1])
+        elif isinstance(op, SetClock):
+            key = (op.game_id, op.round_index)
+            self.clocks[key] = (op.end_at, op.ended or self.clocks.get(key, (0, False))[1])
+        else:
+            return False
+        return True
+
+    async def write(self, session: AsyncSession, seats_written: dict[str, tuple[SeatData, ...]]) -> None:
+        if self.rooms:
+            await _upsert_rooms(session, list(self.rooms.values()), seats_written)
+        if self.actions:
+            await session.execute(insert(_ACTIONS), [a.row() for a in self.actions])
+        if self.clocks:
+            await session.execute(
+                update(_ROUNDS)
+                .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
+                .values(end_at=bindparam("e"), ended=bindparam("x")),
+                [{"g": g, "i": i, "e": at, "x": ended} for (g, i), (at, ended) in self.clocks.items()],
+            )
+        self.clear()
+
+
+async def _upsert_rooms(
+    session: AsyncSession, rooms: list[SaveRoom], seats_written: dict[str, tuple[SeatData, ...]]
+) -> None:
+    now = _now()
+    dialect = session.get_bind().dialect.name
+    ins = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    stmt = ins(_ROOMS)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["id"],
+        set_={
+            "phase": stmt.excluded.phase,
+            "host": stmt.excluded.host,
+            "options": stmt.excluded.options,
+            "updated_at": stmt.excluded.updated_at,
+        },
     )
+    rows = [
+        {
+            "id": r.room_id,
+            "code": r.code,
+            "link": r.link,
+            "phase": r.phase,
+            "host": r.host,
+            "options": r.options,
+            "created_at": now,
+            "updated_at": now,
+            "closed_at": None,
+        }
+        for r in rooms
+    ]
+    await session.execute(stmt, rows)
+    # Seats change far less often than phases: rewrite them only when they differ from what was written.
+    changed = [r for r in rooms if seats_written.get(r.room_id) != r.seats]
+    if changed:
+        await session.execute(delete(_SEATS).where(_SEATS.c.room_id.in_([r.room_id for r in changed])))
+        seat_rows = [
+            {
+                "room_id": r.room_id,
+                "position": i,
+                "name": seat.name,
+                "token_hash": seat.token_hash,
+                "left": seat.left,
+                "connected_at": seat.connected_at,
+            }
+            for r in changed
+            for i, seat in enumerate(r.seats)
+        ]
+        if seat_rows:
+            await session.execute(insert(_SEATS), seat_rows)
+        for r in changed:
+            seats_written[r.room_id] = r.seats
 
 
-async def _apply_all(session: AsyncSession, ops: Sequence[Op]) -> None:
-    """Apply ``ops`` in order; runs of actions are written together."""
-    run: list[AppendAction] = []
+async def _apply_all(
+    session: AsyncSession, ops: Sequence[Op], seats_written: dict[str, tuple[SeatData, ...]] | None = None
+) -> None:
+    """Apply ``ops`` in their order; what can be written together is (see ``_Run``)."""
+    cache: dict[str, tuple[SeatData, ...]] = {} if seats_written is None else seats_written
+    run = _Run()
     for op in ops:
-        if isinstance(op, AppendAction):
-            run.append(op)
+        if run.take(op):
             continue
-        if run:
-            await _write_actions(session, run)
-            run = []
+        await run.write(session, cache)
         await op.apply(session)
-    if run:
-        await _write_actions(session, run)
+    await run.write(session, cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,11 +263,7 @@ class SetClock:
     ended: bool = False
 
     async def apply(self, session: AsyncSession) -> None:
-        await session.execute(
-            update(RoundRow)
-            .where(RoundRow.game_id == self.game_id, RoundRow.index == self.round_index)
-            .values(end_at=self.end_at, ended=self.ended)
-        )
+        await _apply_all(session, [self])
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +348,7 @@ class Store:
         self._queue: asyncio.Queue[tuple[Sequence[Op], asyncio.Future[None]]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self.timing = Timing()
+        self._seats_written: dict[str, tuple[SeatData, ...]] = {}  # per room, as last committed
         self.on_commit: list[Any] = []  # callbacks(seconds, ops) for metrics
 
     async def start(self) -> None:
@@ -322,8 +382,9 @@ class Store:
             start = time.perf_counter()
             try:
                 async with self.sessions.begin() as session:
-                    await _apply_all(session, [op for ops, _ in batch for op in ops])
+                    await _apply_all(session, [op for ops, _ in batch for op in ops], self._seats_written)
             except Exception:
+                self._seats_written.clear()  # what it believed written may have been rolled back
                 log.exception("a group commit failed; writing its parts one by one")
                 for ops, future in batch:
                     try:
