@@ -57,6 +57,8 @@ class Stats:
     disconnects: int = 0
     games: int = 0
     rounds: int = 0
+    rooms_playing: int = 0
+    warm: bool = False  # every room is playing: latencies count from then on (not during the joins)
     latencies: list[float] = field(default_factory=list)
     error_codes: dict[str, int] = field(default_factory=dict)
 
@@ -133,7 +135,8 @@ class RoomBots:
             if pending is not None and kind == pending[0] and e.get("seat") == pending[1]:
                 pending[3].add(bot)
                 if len(pending[3]) == len(self.bots):
-                    self.stats.latencies.append(time.perf_counter() - pending[2])
+                    if self.stats.warm:
+                        self.stats.latencies.append(time.perf_counter() - pending[2])
                     self.pending = None
                     self.done.set()
 
@@ -216,6 +219,7 @@ class Plan:
     ws_url: str
     players: int
     interval: float  # seconds between a room's beats
+    rooms: int
     crisp: float  # how often a bot calls Crisp when it may
 
 
@@ -234,6 +238,9 @@ async def _room(plan: Plan, stats: Stats, rng: random.Random, stop: asyncio.Even
             await asyncio.wait_for(bot.welcome, 30)
         await host.send({"type": "options", "score_limit": 50, "turn_seconds": None, "discard_draw": True})
         await host.send({"type": "start"})
+        stats.rooms_playing += 1
+        if stats.rooms_playing == plan.rooms:
+            stats.warm = True
         # Spread the rooms' beats over the interval, so the server sees a steady stream.
         await asyncio.sleep(rng.random() * interval)
         while not stop.is_set():
@@ -267,7 +274,7 @@ async def run(
     stats = Stats()
     stop = asyncio.Event()
     rss_before = await _rss(base)
-    plan = Plan(ws_url, players, 1.0 / pace if pace > 0 else 0.0, crisp)
+    plan = Plan(ws_url, players, 1.0 / pace if pace > 0 else 0.0, rooms, crisp)
     print(f"load test: {rooms} rooms x {players} players against {base}, {pace:g} action(s)/room/s, {duration:g} s")
     start = time.perf_counter()
     tasks = [asyncio.create_task(_room(plan, stats, random.Random(rng.random()), stop)) for _ in range(rooms)]
@@ -287,7 +294,7 @@ async def run(
     print(
         f"  action-to-last-view latency (ms): p50 {pct(0.5)}, p95 {pct(0.95)}, p99 {pct(0.99)}, "
         f"max {lat[-1] * 1000 if lat else 0:.1f}, mean {statistics.fmean(lat) * 1000 if lat else 0:.1f} "
-        f"over {len(lat)} actions"
+        f"over {len(lat)} actions once all rooms were playing"
     )
     print(
         f"  errors: {stats.errors} {stats.error_codes or ''}; clock races (e.g. Crisp as the window closed): "
