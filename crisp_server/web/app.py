@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import io
 import logging
 import time
@@ -40,6 +41,8 @@ CLOSE_POLICY: Final = 1008
 DEFAULT_STATIC = Path(__file__).resolve().parent.parent.parent / "static"
 #: How often idle rooms and old games are looked for.
 SWEEP_SECONDS: Final = 600.0
+#: Freeze the objects that exist (gc.freeze) after every this many new connections.
+FREEZE_EVERY: Final = 1000
 
 log = logging.getLogger("crisp.web")
 
@@ -118,6 +121,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             await asyncio.to_thread(upgrade, database_url, settings.migrations_dir)
             await store.start()
             await registry.restore(await store.open_rooms())
+        # What exists now lives as long as the process: keep it out of the cyclic collector's scans,
+        # whose full passes over thousands of connections stall every room (issue 7).
+        gc.collect()
+        gc.freeze()
         sweeper = asyncio.get_running_loop().create_task(sweep())
         try:
             yield
@@ -222,6 +229,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         conn = Connection(websocket, settings.send_queue, client_address(websocket), metrics.messages_out.inc)
         conn.start()
         metrics.connections.inc()
+        accepted[0] += 1
+        if accepted[0] % FREEZE_EVERY == 0:
+            gc.freeze()  # after a wave of joins, as at start-up
         try:
             await _serve(conn, websocket)
         finally:
@@ -231,6 +241,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             for room in {r for r in (conn.room, conn.target) if r is not None}:
                 room.post(Detach(conn))
             await conn.finish()
+
+    accepted = [0]  # connections accepted so far
 
     async def _serve(conn: Connection, websocket: WebSocket) -> None:
         bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, _now_ms())

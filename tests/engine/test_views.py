@@ -34,7 +34,7 @@ from crisp_server.engine import (
     event_to_dict,
     visible_to,
 )
-from crisp_server.engine.views import seat_view, table_view
+from crisp_server.engine.views import choices, seat_view, table_view
 from crisp_server.simulate import play_random_game
 
 from .knowledge import card_codes
@@ -305,3 +305,38 @@ def test_can_is_exactly_what_apply_accepts(players: int, seed: int) -> None:
     options = Options(score_limit=40, turn_seconds=30, discard_draw=True)
     play_random_game(players, options, random.Random(seed), on_step=check)
     assert checked > 0
+
+
+def _kinds(game: Game, seat: int) -> list[str]:
+    """The choice names of ``legal_actions``, in order, the slow way."""
+    names: list[str] = []
+    for action in game.legal_actions(seat):
+        if isinstance(action, Draw):
+            name = "draw_" + action.source.value
+        else:
+            name = {
+                Swap: "swap",
+                Discard: "discard",
+                UseJack: "jack",
+                UseQueen: "queen",
+                UseKing: "king",
+                CallCrisp: "crisp",
+            }[type(action)]
+        if name not in names:
+            names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_choices_are_the_kinds_of_the_legal_actions(seed: int) -> None:
+    checked = 0
+
+    def check(game: Game, _timed: Timed, _events: list[Event], _rejected: Rejected | None) -> None:
+        nonlocal checked
+        if game.round is not None and not game.round.ended:
+            for seat in range(game.seats):
+                assert choices(game, seat) == _kinds(game, seat)
+                checked += 1
+
+    play_random_game(2 + seed, Options(50, 30, seed % 2 == 0), random.Random(seed), on_step=check)
+    assert checked > 50
