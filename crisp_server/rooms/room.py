@@ -254,6 +254,8 @@ class Room:
         self._timer: TimerHandle | None = None
         self._timer_at: int | None = None
         self.touched = clock.now()  # the last message handled (idle rooms are closed)
+        #: A round in play with no player connected waits: no move times out for nobody to see.
+        self.paused = False
         # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
         self._ops: list[Op] = []
         self._outbox: list[tuple[Member, bytes | tuple[int, str]]] = []
@@ -309,17 +311,8 @@ class Room:
         elif phase is Phase.ROUND_OVER:
             room.next_round_at = now + int(settings.next_round_seconds * 1000)
         elif phase is Phase.PLAY:
-            assert room.game is not None
-            assert room.record is not None
-            assert room.game_id is not None
-            r = room.game.round
-            assert r is not None
-            room.round_zero = now - r.now
-            room.game.resume()
-            rr = room.record.rounds[-1]
-            resume = Resume(len(rr.actions), r.now)
-            rr.resumes.append(resume)
-            room._save(AddResume(room.game_id, r.index, resume.after, resume.at))
+            # Nobody is connected yet: the round waits, and the first player back resumes it.
+            room.paused = True
         return room
 
     # -- running ---------------------------------------------------------------------------------------
@@ -447,7 +440,7 @@ class Room:
             return self.peek_ends
         if self.phase is Phase.ROUND_OVER:
             return self.next_round_at
-        if self.phase is Phase.PLAY and self.game is not None and self.round_zero is not None:
+        if self.phase is Phase.PLAY and self.game is not None and self.round_zero is not None and not self.paused:
             times = [t for t in (self.game.next_deadline(), self._auto_timeout_at()) if t is not None]
             return self.round_zero + min(times) if times else None
         return None
@@ -624,7 +617,28 @@ class Room:
         index = self.seats.index(seat)
         self._save_room()
         self._send(conn, self._welcome(index, None))
-        self._publish([], [{"type": "connected", "seat": index}])
+        events = self._unpause()
+        self._publish(events, [{"type": "connected", "seat": index}])
+
+    def _unpause(self) -> list[Event]:
+        """The first player is back in a waiting round: it goes on from where it stopped, as after a
+        restart (the absence counts against nobody; see ``Game.resume``), and the record keeps the instant."""
+        if not self.paused:
+            return []
+        self.paused = False
+        game, record = self.game, self.record
+        assert game is not None
+        assert record is not None
+        assert self.game_id is not None
+        r = game.round
+        assert r is not None
+        self.round_zero = self.clock.now() - r.now
+        events = game.resume()
+        rr = record.rounds[-1]
+        resume = Resume(len(rr.actions), r.now)
+        rr.resumes.append(resume)
+        self._save(AddResume(self.game_id, r.index, resume.after, resume.at))
+        return events
 
     def _watch(self, conn: Member) -> None:
         if self.phase is Phase.LOBBY and len(self.seats) < MAX_SEATS:
@@ -647,6 +661,12 @@ class Room:
             self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
             # Only connected players are waited for: if this one was the last not ready, nobody is now.
             self._maybe_all_ready()
+            if self.phase is Phase.PLAY and not any(s.conn is not None for s in self.seats):
+                # The last player went away: bring the round up to now, then let it wait for them.
+                events = self._advance()
+                if events:
+                    self._after_play(events, [])
+                self.paused = self.phase is Phase.PLAY
 
     def _remove_seat(self, seat: Seat) -> int:
         """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
