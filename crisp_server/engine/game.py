@@ -84,6 +84,10 @@ class Options:
         if type(self.discard_draw) is not bool:
             raise ValueError(f"discard_draw must be true or false, not {self.discard_draw!r}")
 
+    def as_dict(self) -> dict[str, int | bool | None]:
+        """The options as records, views and the database spell them."""
+        return {"score_limit": self.score_limit, "turn_seconds": self.turn_seconds, "discard_draw": self.discard_draw}
+
 
 @dataclass(frozen=True, slots=True)
 class Reveal:

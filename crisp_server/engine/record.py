@@ -264,10 +264,9 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         if r.resumes:
             item["resumes"] = [{"after": x.after, "at": x.at} for x in r.resumes]
         rounds.append(item)
-    o = record.options
     return {
         "format": FORMAT,
-        "options": {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+        "options": record.options.as_dict(),
         "players": list(record.players),
         "first_dealer": record.first_dealer,
         "rounds": rounds,

@@ -21,10 +21,9 @@ _SPECIAL = {JACK: "jack", QUEEN: "queen", KING: "king"}
 
 def table_view(game: Game) -> dict[str, Any]:
     """The public part of the state, identical for every seat and for spectators."""
-    o = game.options
     out: dict[str, Any] = {
         "players": list(game.players),
-        "options": {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+        "options": game.options.as_dict(),
         "totals": list(game.totals),
         "scores": [list(r.points) for r in game.rounds if r.points is not None],
         "game_over": game.game_over,

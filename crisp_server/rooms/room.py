@@ -211,9 +211,6 @@ class RoomError(Exception):
         self.code = code
 
 
-_SLOTS: Final = {"left": Slot.LEFT, "middle": Slot.MIDDLE, "right": Slot.RIGHT}
-
-
 class Room:
     """A private room; :meth:`post` is the only way in, from any coroutine."""
 
@@ -348,11 +345,7 @@ class Room:
                 log.exception("room %s: a change could not be saved; the room stops until the next start", self.code)
                 self._fail()
                 return
-        for conn, item in out:
-            if isinstance(item, tuple):
-                conn.close(*item)
-            else:
-                conn.send(item)
+        _deliver(out)
         if self._accepted:
             done = time.perf_counter()
             if self.observe_action is not None:
@@ -361,19 +354,12 @@ class Room:
             self._accepted.clear()
 
     def _fail(self) -> None:
-        """Saving failed: what players were not told never happened for them. Send them away; a restart
-        rebuilds the room from what the database has."""
-        data = orjson.dumps({"type": "restarting", "v": self.v})
-        for conn in list(self.members):
-            conn.send(data)
-            conn.close(CLOSE_ERROR, "the room must restart")
-            conn.room = None
-        self.members.clear()
-        self.closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._on_close is not None:
-            self._on_close(self)
+        """Saving failed: what players were not told never happened for them. Send them away at once (the
+        outbox holds uncommitted news); a restart rebuilds the room from what the database has."""
+        self._outbox.clear()
+        self._send_away("restarting", CLOSE_ERROR, "the room must restart", leave_registry=True)
+        goodbyes, self._outbox = self._outbox, []
+        _deliver(goodbyes)
 
     def _send(self, conn: Member, data: bytes) -> None:
         self._outbox.append((conn, data))
@@ -386,7 +372,6 @@ class Room:
             self._ops.extend(ops)
 
     def _save_room(self) -> None:
-        o = self.options
         self._save(
             SaveRoom(
                 self.room_id,
@@ -394,7 +379,7 @@ class Room:
                 self.link,
                 self.phase.value,
                 self.host,
-                {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+                self.options.as_dict(),
                 tuple(SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in self.seats),
             )
         )
@@ -743,14 +728,13 @@ class Room:
         self.record = Record(self.options, tuple(names), first_dealer, [])
         self.game_id = secrets.token_hex(8)
         self.fair = []
-        o = self.options
         self._save(
             StartGame(
                 self.game_id,
                 self.room_id,
                 tuple(names),
                 tuple(s.token_hash for s in self.seats),
-                {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+                self.options.as_dict(),
                 first_dealer,
             )
         )
@@ -889,30 +873,26 @@ class Room:
 
     def _close(self) -> None:
         """The last player left: let the spectators go, and leave the registry."""
-        data = orjson.dumps({"type": "room_closed", "v": self.v})
-        for conn in list(self.members):
-            self._send(conn, data)
-            self._hang_up(conn, CLOSE_LEFT, "the room closed")
-            conn.room = None
-        self.members.clear()
         self._save(CloseRoom(self.room_id))
-        self.closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._on_close is not None:
-            self._on_close(self)
+        self._send_away("room_closed", CLOSE_LEFT, "the room closed", leave_registry=True)
 
     def _shutdown(self) -> None:
         """The server stops: tell everyone to come back in a moment, and close."""
-        data = orjson.dumps({"type": "restarting", "v": self.v})
+        self._send_away("restarting", CLOSE_RESTART, "server restarting", leave_registry=False)
+
+    def _send_away(self, kind: str, code: int, reason: str, *, leave_registry: bool) -> None:
+        """Tell every member ``kind``, close their sockets after it, and stop the room."""
+        data = orjson.dumps({"type": kind, "v": self.v})
         for conn in list(self.members):
             self._send(conn, data)
-            self._hang_up(conn, CLOSE_RESTART, "server restarting")
+            self._hang_up(conn, code, reason)
             conn.room = None
         self.members.clear()
         self.closed = True
         if self._timer is not None:
             self._timer.cancel()
+        if leave_registry and self._on_close is not None:
+            self._on_close(self)
 
     # -- outbound --------------------------------------------------------------------------------------
 
@@ -925,7 +905,6 @@ class Room:
             if self.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
                 fair["salt"] = last.salt
                 fair["deck"] = list(last.deck)
-        o = self.options
         return {
             "code": self.code,
             "link": self.link,
@@ -934,7 +913,7 @@ class Room:
             "seats": [
                 {"name": s.name, "connected": s.conn is not None, "left": s.left, "ready": s.ready} for s in self.seats
             ],
-            "options": {"score_limit": o.score_limit, "turn_seconds": o.turn_seconds, "discard_draw": o.discard_draw},
+            "options": self.options.as_dict(),
             "spectators": sum(1 for s in self.members.values() if s is None),
             "fair": fair,
         }
@@ -1011,17 +990,26 @@ class Room:
             self._send(conn, self._message(conn, "update", visible, shared))
 
 
+def _deliver(items: Sequence[tuple[Member, bytes | tuple[int, str]]]) -> None:
+    """Hand queued frames and closes to their connections, in order."""
+    for conn, item in items:
+        if isinstance(item, tuple):
+            conn.close(*item)
+        else:
+            conn.send(item)
+
+
 def _to_action(seat: int, msg: Any) -> Action:
     if isinstance(msg, p.DrawMsg):
         return Draw(seat, Source(msg.source))
     if isinstance(msg, p.SwapMsg):
-        return Swap(seat, _SLOTS[msg.slot])
+        return Swap(seat, Slot.parse(msg.slot))
     if isinstance(msg, p.DiscardMsg):
         return Discard(seat)
     if isinstance(msg, p.JackMsg):
         return UseJack(seat)
     if isinstance(msg, p.QueenMsg):
-        return UseQueen(seat, _SLOTS[msg.slot], msg.target, _SLOTS[msg.target_slot])
+        return UseQueen(seat, Slot.parse(msg.slot), msg.target, Slot.parse(msg.target_slot))
     if isinstance(msg, p.KingMsg):
         return UseKing(seat)
     return CallCrisp(seat)

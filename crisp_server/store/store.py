@@ -37,10 +37,6 @@ _ROOMS = cast(Table, RoomRow.__table__)
 _SEATS = cast(Table, SeatRow.__table__)
 
 
-def default_url(data_dir: Path) -> str:
-    return f"sqlite+aiosqlite:///{(data_dir / 'crisp.sqlite3').resolve()}"
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
