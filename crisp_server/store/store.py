@@ -117,7 +117,7 @@ class StartRound:
 
 @dataclass(frozen=True, slots=True)
 class AppendAction:
-    """An accepted action; the round's clock (``end_at``) moves to its instant."""
+    """An accepted action; reading the round back, its clock (``end_at``) stands at least at this instant."""
 
     game_id: str
     round_index: int
@@ -159,9 +159,7 @@ class _Run:
         if isinstance(op, SaveRoom):
             self.rooms[op.room_id] = op
         elif isinstance(op, AppendAction):
-            self.actions.append(op)
-            key = (op.game_id, op.round_index)
-            self.clocks[key] = (op.timed.at, self.clocks.get(key, (0, False))[1])
+            self.actions.append(op)  # the round's clock is read as its last action's time (record_document)
         elif isinstance(op, SetClock):
             key = (op.game_id, op.round_index)
             self.clocks[key] = (op.end_at, op.ended or self.clocks.get(key, (0, False))[1])
@@ -548,9 +546,12 @@ def record_document(
     """A stored game as a ``crisp-record/1`` document."""
     out_rounds: list[dict[str, Any]] = []
     for r in rounds:
-        item: dict[str, Any] = {"deck": list(r.deck), "actions": actions.get(r.index, [])}
-        if r.end_at is not None:
-            item["end_at"] = r.end_at
+        done = actions.get(r.index, [])
+        item: dict[str, Any] = {"deck": list(r.deck), "actions": done}
+        # The clock stands at the last action, or later where a timer fired or the server resumed since.
+        clocks = [t for t in (r.end_at, done[-1]["at"] if done else None) if t is not None]
+        if clocks:
+            item["end_at"] = max(clocks)
         if r.resumes:
             item["resumes"] = list(r.resumes)
         out_rounds.append(item)
