@@ -57,11 +57,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_load.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default http://127.0.0.1:8000)")
     p_load.add_argument("--rooms", type=int, default=50, help="rooms (default 50)")
     p_load.add_argument("--players", type=int, default=4, help="players per room, 2-8 (default 4)")
-    p_load.add_argument("--pace", type=float, default=1.0, help="actions per room per second (default 1)")
+    p_load.add_argument(
+        "--pace", type=float, default=1.0, help="actions per room per second, 0: as fast as the rules allow (default 1)"
+    )
     p_load.add_argument("--duration", type=float, default=30.0, help="seconds of play before it stops (default 30)")
     p_load.add_argument("--crisp", type=float, default=0.3, help="chance a bot calls Crisp when it may (default 0.3)")
     p_load.add_argument("--seed", type=int, default=1, help="seed of the bots' choices")
     p_load.add_argument("--allow-remote", action="store_true", help="allow a server that is not on this machine")
+    p_load.add_argument("--lobby", action="store_true", help="stay in the lobbies: idle connections (memory)")
+    p_load.add_argument("--churn", type=int, default=0, metavar="R", help="R more rooms join while the first play")
+    p_load.add_argument("--churn-seconds", type=float, default=10.0, help="over how long they join (default 10)")
+    p_load.add_argument("--server-pid", type=int, help="read the server's CPU and memory from /proc, not /metrics")
+    p_load.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
 
     p_bench = sub.add_parser("bench", help="print performance figures")
     p_bench.add_argument("what", choices=["engine"], help="what to measure")
@@ -100,14 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"migrations applied: {make_url(url).render_as_string(hide_password=True)}")
         return 0
     if args.command == "loadtest":
-        import asyncio
+        import uvloop
 
         from .loadtest import run
 
         if not 2 <= args.players <= 8:
             print("--players must be 2 to 8", file=sys.stderr)
             return 2
-        return asyncio.run(
+        return uvloop.run(
             run(
                 args.url,
                 args.rooms,
@@ -117,6 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 crisp=args.crisp,
                 allow_remote=args.allow_remote,
                 seed=args.seed,
+                lobby=args.lobby,
+                churn=args.churn,
+                churn_seconds=args.churn_seconds,
+                server_pid=args.server_pid,
+                json_out=args.json,
             )
         )
     if args.command == "bench":

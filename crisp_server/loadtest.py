@@ -2,35 +2,38 @@
 
 Every bot is one WebSocket. A room's bots create and join a room, start, get ready, and play random legal
 moves (from ``you.can``) at the chosen pace, call Crisp now and then, play games to the end and start
-rematches. The run stops by itself after ``--duration`` seconds and prints what it measured:
+rematches. The run stops by itself after ``--duration`` seconds and prints what it measured once every
+room was playing (the wave of joins is left out):
 
 - actions/s and messages/s (frames the bots received);
 - action-to-last-view latency: from sending an action to the moment the last player of the room has
   received the update that shows it (p50, p95, p99, max);
 - errors (refusals the bots did not expect) and disconnects;
-- the server's resident memory before and after (from its ``/metrics``), and per connection.
+- the server's CPU time and resident memory (from its ``/metrics``, or ``/proc`` with ``--server-pid``):
+  views sent per server CPU-second, KB per connection and per room.
 
-It only talks to this machine unless ``--allow-remote`` is given. The bots are lean on purpose: the load
-generator must not be the bottleneck.
+``--lobby`` leaves the rooms in their lobbies (idle connections: memory), ``--churn R`` opens R more rooms
+while the first ones play (joins under load). It only talks to this machine unless ``--allow-remote`` is
+given. The bots are built on picows, which costs about half the CPU per received frame of a client built
+on ``websockets``: the load generator must not be the bottleneck.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
+import os
 import random
 import socket
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import orjson
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from picows import WSCloseCode, WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
 
 #: What each action shows in the update that publishes it (matched with the acting seat).
 EVENT_OF = {
@@ -43,9 +46,11 @@ EVENT_OF = {
     "crisp": "crisp_called",
 }
 
-
 #: Refusals that only mean a bot raced the clock (a Crisp call as its window closed): not errors.
 RACES = frozenset(("crisp_not_allowed", "too_early"))
+
+#: The clocks in a state (milliseconds left) that say when a waiting room may go on.
+CLOCKS = ("may_draw_in", "window_closes_in", "peek_ends_in", "next_round_in")
 
 
 @dataclass
@@ -57,51 +62,91 @@ class Stats:
     disconnects: int = 0
     games: int = 0
     rounds: int = 0
-    rooms_playing: int = 0
-    warm: bool = False  # every room is playing: latencies count from then on (not during the joins)
+    rooms_ready: int = 0
+    warm: bool = False  # every first room is playing: latencies count from then on (not during the joins)
+    churning: bool = False  # the --churn rooms are joining
     latencies: list[float] = field(default_factory=list)
+    churn_latencies: list[float] = field(default_factory=list)
     error_codes: dict[str, int] = field(default_factory=dict)
 
 
-class Bot:
-    """One player: a socket, the last state it was sent, and a reader that feeds the room's tracker."""
+@dataclass(frozen=True)
+class Plan:
+    ws_url: str
+    rooms: int
+    players: int
+    interval: float  # least seconds between a room's actions (0: as fast as the rules allow)
+    crisp: float  # how often a bot calls Crisp when it may
+    lobby: bool  # stay in the lobby: idle connections
 
-    def __init__(self, ws: ClientConnection, room: RoomBots) -> None:
-        self.ws = ws
+
+class Bot(WSListener):
+    """One player: a socket, the last state it was sent, and the frames it feeds to its room."""
+
+    def __init__(self, room: RoomBots) -> None:
         self.room = room
+        self.transport: WSTransport | None = None
         self.state: dict[str, Any] | None = None
+        self.received = 0.0  # when the state arrived (its clocks count from then)
         self.readied: tuple[str, int] | None = None  # the (phase, round) it last said ready in
         self.welcome: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.reader = asyncio.get_running_loop().create_task(self._read())
+        self._parts: list[bytes] = []
 
-    async def _read(self) -> None:
+    def on_ws_connected(self, transport: WSTransport) -> None:
+        self.transport = transport
+
+    def on_ws_frame(self, transport: WSTransport, frame: WSFrame) -> None:
+        kind = frame.msg_type
+        if kind == WSMsgType.CLOSE:
+            transport.send_close(frame.get_close_code())
+            transport.disconnect()
+            return
+        if kind not in (WSMsgType.TEXT, WSMsgType.CONTINUATION):
+            return
+        if not frame.fin:
+            self._parts.append(frame.get_payload_as_bytes())
+            return
+        if self._parts:
+            payload: bytes | memoryview = b"".join([*self._parts, frame.get_payload_as_bytes()])
+            self._parts = []
+        else:
+            payload = frame.get_payload_as_memoryview()
+        self.on_message(orjson.loads(payload))
+
+    def on_message(self, message: dict[str, Any]) -> None:
         stats = self.room.stats
-        try:
-            async for frame in self.ws:
-                stats.messages += 1
-                message = orjson.loads(frame)
-                kind = message.get("type")
-                if kind in ("update", "snapshot"):
-                    self.state = message
-                    self.room.seen(self, message.get("events", ()))
-                elif kind == "welcome" and not self.welcome.done():
-                    self.welcome.set_result(message)
-                elif kind == "error":
-                    code = str(message.get("code"))
-                    if not self.welcome.done():
-                        self.welcome.set_exception(RuntimeError(code))
-                    if code in RACES:
-                        stats.races += 1
-                    else:
-                        stats.errors += 1
-                        stats.error_codes[code] = stats.error_codes.get(code, 0) + 1
-        except ConnectionClosed:
-            pass
-        if not self.room.stopping:
-            stats.disconnects += 1
+        stats.messages += 1
+        kind = message.get("type")
+        if kind in ("update", "snapshot"):
+            self.state = message
+            self.received = time.perf_counter()
+            self.room.seen(self, message.get("events", ()))
+        elif kind == "welcome" and not self.welcome.done():
+            self.welcome.set_result(message)
+        elif kind == "error":
+            code = str(message.get("code"))
+            if not self.welcome.done():
+                self.welcome.set_exception(RuntimeError(code))
+            if code in RACES:
+                stats.races += 1
+            else:
+                stats.errors += 1
+                stats.error_codes[code] = stats.error_codes.get(code, 0) + 1
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self.ws.send(orjson.dumps(message).decode())
+    def on_ws_disconnected(self, transport: WSTransport) -> None:
+        if not self.room.stopping:
+            self.room.stats.disconnects += 1
+        if not self.welcome.done():
+            self.welcome.set_exception(ConnectionError("disconnected before the welcome"))
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.transport is not None:
+            self.transport.send(WSMsgType.TEXT, orjson.dumps(message))
+
+    def hang_up(self) -> None:
+        if self.transport is not None:
+            self.transport.send_close(WSCloseCode.OK)
+            self.transport.disconnect()
 
     @property
     def you(self) -> dict[str, Any]:
@@ -122,7 +167,7 @@ class RoomBots:
         self.bots: list[Bot] = []
         self.stopping = False
         self.pending: tuple[str, int, float, set[Bot]] | None = None  # event, seat, sent at, who has seen it
-        self.done = asyncio.Event()
+        self.done: asyncio.Future[None] | None = None
 
     def seen(self, bot: Bot, events: Any) -> None:
         pending = self.pending
@@ -135,10 +180,17 @@ class RoomBots:
             if pending is not None and kind == pending[0] and e.get("seat") == pending[1]:
                 pending[3].add(bot)
                 if len(pending[3]) == len(self.bots):
-                    if self.stats.warm:
-                        self.stats.latencies.append(time.perf_counter() - pending[2])
-                    self.pending = None
-                    self.done.set()
+                    self._published(time.perf_counter() - pending[2])
+
+    def _published(self, latency: float) -> None:
+        stats = self.stats
+        if stats.warm:
+            stats.latencies.append(latency)
+            if stats.churning:
+                stats.churn_latencies.append(latency)
+        self.pending = None
+        if self.done is not None and not self.done.done():
+            self.done.set_result(None)
 
     def choose(self, bot: Bot) -> dict[str, Any] | None:
         can: list[str] = bot.you.get("can", [])
@@ -162,8 +214,9 @@ class RoomBots:
             return {"type": "queen", "slot": slot, "target": self.rng.choice(others), "target_slot": target_slot}
         return {"type": move}
 
-    async def step(self) -> None:
-        """One beat of the room: get ready, start a rematch, or play one action and wait for everyone to see it."""
+    async def step(self) -> bool:
+        """One beat of the room: get ready, start a rematch, or play one action and wait for everyone to
+        see it. Whether it played an action."""
         host = self.bots[0]
         phase = host.phase
         if phase in ("peek", "round_over"):
@@ -172,27 +225,40 @@ class RoomBots:
                 key = (phase, fair["round"] if fair else -1)
                 if bot.readied != key:  # once per peek and per pause, not on every beat
                     bot.readied = key
-                    await bot.send({"type": "ready"})
-            return
+                    bot.send({"type": "ready"})
+            return False
         if phase == "game_over":
             if host.you.get("host"):
-                await host.send({"type": "rematch"})
-            return
+                host.send({"type": "rematch"})
+            return False
         if phase != "play":
-            return
+            return False
         for bot in self.rng.sample(self.bots, len(self.bots)):
             action = self.choose(bot)
             if action is None:
                 continue
-            self.done.clear()
+            self.done = asyncio.get_running_loop().create_future()
             self.pending = (EVENT_OF[action["type"]], bot.you["seat"], time.perf_counter(), set())
-            await bot.send(action)
+            bot.send(action)
             self.stats.actions += 1
             try:
-                await asyncio.wait_for(self.done.wait(), 10)
+                await asyncio.wait_for(self.done, 10)
             except TimeoutError:
                 self.pending = None  # refused or lost: counted among the errors by the reader
-            return
+            return True
+        return False
+
+    def idle_wait(self) -> float:
+        """Seconds until the room may go on, as its clocks say (a draw blocked by the crisp window, the
+        peek, the pause between rounds), or a short poll when they say nothing."""
+        host = self.bots[0]
+        clock = host.state.get("clock") if host.state else None
+        if not clock:
+            return 0.1
+        since = time.perf_counter() - host.received
+        waits = [ms / 1000 - since for key in CLOCKS if (ms := clock.get(key))]
+        ahead = [w for w in waits if w > 0]
+        return min(1.0, max(0.01, min(ahead))) if ahead else 0.05
 
 
 def _loopback(host: str) -> bool:
@@ -202,54 +268,120 @@ def _loopback(host: str) -> bool:
         return False
 
 
-async def _rss(base: str) -> float | None:
-    try:
-        async with httpx.AsyncClient(timeout=10) as http:
-            text = (await http.get(base + "/metrics")).text
-    except httpx.HTTPError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("process_resident_memory_bytes "):
-            return float(line.split()[1])
-    return None
+class Probe:
+    """The server's CPU seconds and resident memory: from ``/proc`` given its pid, else its ``/metrics``."""
+
+    def __init__(self, base: str, pid: int | None) -> None:
+        self.base = base
+        self.pid = pid
+
+    async def sample(self) -> tuple[float | None, float | None]:
+        if self.pid is not None:
+            return self._proc()
+        try:
+            async with httpx.AsyncClient(timeout=10) as http:
+                text = (await http.get(self.base + "/metrics")).text
+        except httpx.HTTPError:
+            return None, None
+        values: dict[str, float] = {}
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name in ("process_cpu_seconds_total", "process_resident_memory_bytes"):
+                values[name] = float(value)
+        return values.get("process_cpu_seconds_total"), values.get("process_resident_memory_bytes")
+
+    def _proc(self) -> tuple[float | None, float | None]:
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{self.pid}/status") as f:
+                rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+        except (OSError, StopIteration, IndexError, ValueError):
+            return None, None
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks, float(rss)
 
 
-@dataclass(frozen=True)
-class Plan:
-    ws_url: str
-    players: int
-    interval: float  # seconds between a room's beats
-    rooms: int
-    crisp: float  # how often a bot calls Crisp when it may
+async def _connect(room: RoomBots, ws_url: str) -> Bot:
+    bot = Bot(room)
+    await ws_connect(lambda: bot, ws_url, websocket_handshake_timeout=60, max_frame_size=2**22)
+    room.bots.append(bot)
+    return bot
 
 
-async def _room(plan: Plan, stats: Stats, rng: random.Random, stop: asyncio.Event) -> None:
+async def _join(plan: Plan, room: RoomBots) -> None:
+    """Connect the room's bots, create and fill the room, and start it (unless it stays a lobby)."""
+    for _ in range(plan.players):
+        await _connect(room, plan.ws_url)
+    host = room.bots[0]
+    host.send({"type": "create", "name": "Bot 1"})
+    code = (await asyncio.wait_for(host.welcome, 60))["room"]
+    for k, bot in enumerate(room.bots[1:], start=2):
+        bot.send({"type": "join", "room": code, "name": f"Bot {k}"})
+        await asyncio.wait_for(bot.welcome, 60)
+    if not plan.lobby:
+        host.send({"type": "options", "score_limit": 50, "turn_seconds": None, "discard_draw": True})
+        host.send({"type": "start"})
+
+
+async def _room(plan: Plan, stats: Stats, rng: random.Random, stop: asyncio.Event, *, first: bool) -> None:
     room = RoomBots(stats, rng, plan.crisp)
-    players, interval, ws_url = plan.players, plan.interval, plan.ws_url
-    async with contextlib.AsyncExitStack() as stack:
-        for _ in range(players):
-            ws = await stack.enter_async_context(connect(ws_url, max_size=2**22, compression=None, open_timeout=30))
-            room.bots.append(Bot(ws, room))
-        host = room.bots[0]
-        await host.send({"type": "create", "name": "Bot 1"})
-        code = (await asyncio.wait_for(host.welcome, 30))["room"]
-        for k, bot in enumerate(room.bots[1:], start=2):
-            await bot.send({"type": "join", "room": code, "name": f"Bot {k}"})
-            await asyncio.wait_for(bot.welcome, 30)
-        await host.send({"type": "options", "score_limit": 50, "turn_seconds": None, "discard_draw": True})
-        await host.send({"type": "start"})
-        stats.rooms_playing += 1
-        if stats.rooms_playing == plan.rooms:
-            stats.warm = True
-        # Spread the rooms' beats over the interval, so the server sees a steady stream.
-        await asyncio.sleep(rng.random() * interval)
+    try:
+        await _join(plan, room)
+        if first:
+            stats.rooms_ready += 1
+            if stats.rooms_ready == plan.rooms:
+                stats.warm = True
+        if plan.lobby:
+            await stop.wait()
+            return
+        # Spread the rooms' beats, so the server sees a steady stream.
+        await asyncio.sleep(rng.random() * max(plan.interval, 1.0))
         while not stop.is_set():
             beat = time.perf_counter()
-            await room.step()
-            await asyncio.sleep(max(0.0, interval - (time.perf_counter() - beat)))
+            acted = await room.step()
+            wait = plan.interval - (time.perf_counter() - beat) if acted else room.idle_wait()
+            if wait > 0:
+                await asyncio.sleep(wait)
+    finally:
         room.stopping = True
         for bot in room.bots:
-            bot.reader.cancel()
+            bot.hang_up()
+
+
+@dataclass
+class Result:
+    """What a run measured, over the time every first room was playing (``window`` seconds)."""
+
+    rooms: int
+    players: int
+    window: float
+    actions_per_s: float
+    messages_per_s: float
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    max_ms: float | None
+    churn_p99_ms: float | None
+    errors: int
+    disconnects: int
+    failed_rooms: int
+    games: int
+    server_cpu_s: float | None
+    views_per_cpu_s: float | None
+    rss_before: float | None
+    rss_after: float | None
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 async def run(
@@ -262,6 +394,11 @@ async def run(
     crisp: float = 0.3,
     allow_remote: bool = False,
     seed: int = 1,
+    lobby: bool = False,
+    churn: int = 0,
+    churn_seconds: float = 10.0,
+    server_pid: int | None = None,
+    json_out: bool = False,
 ) -> int:
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -273,41 +410,90 @@ async def run(
     rng = random.Random(seed)
     stats = Stats()
     stop = asyncio.Event()
-    rss_before = await _rss(base)
-    plan = Plan(ws_url, players, 1.0 / pace if pace > 0 else 0.0, rooms, crisp)
-    print(f"load test: {rooms} rooms x {players} players against {base}, {pace:g} action(s)/room/s, {duration:g} s")
-    start = time.perf_counter()
-    tasks = [asyncio.create_task(_room(plan, stats, random.Random(rng.random()), stop)) for _ in range(rooms)]
-    await asyncio.sleep(duration)
+    probe = Probe(base, server_pid)
+    _, rss_before = await probe.sample()
+    plan = Plan(ws_url, rooms, players, 1.0 / pace if pace > 0 else 0.0, crisp, lobby)
+    what = "in their lobbies" if lobby else f"{pace:g} action(s)/room/s" if pace > 0 else "as fast as the rules allow"
+    print(f"load test: {rooms} rooms x {players} players against {base}, {what}, {duration:g} s")
+
+    def start(first: bool) -> asyncio.Task[None]:
+        return asyncio.create_task(_room(plan, stats, random.Random(rng.random()), stop, first=first))
+
+    tasks = [start(True) for _ in range(rooms)]
+    while not stats.warm and not all(t.done() for t in tasks):
+        await asyncio.sleep(0.05)
+    if lobby:
+        await asyncio.sleep(2)  # let the server settle before it is measured
+    cpu_0, _ = await probe.sample()
+    opened, actions_0, messages_0 = time.perf_counter(), stats.actions, stats.messages
+    if churn:
+        stats.churning = True
+        for _ in range(churn):
+            tasks.append(start(False))
+            await asyncio.sleep(churn_seconds / churn)
+        stats.churning = False
+    await asyncio.sleep(max(0.0, duration - (time.perf_counter() - opened)))
+    window = time.perf_counter() - opened
+    actions, messages = stats.actions - actions_0, stats.messages - messages_0
+    cpu_1, rss_after = await probe.sample()
     stop.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
-    elapsed = time.perf_counter() - start
     failures = [r for r in results if isinstance(r, BaseException)]
-    rss_after = await _rss(base)
-    lat = sorted(stats.latencies)
-
-    def pct(q: float) -> str:
-        return f"{lat[min(len(lat) - 1, int(len(lat) * q))] * 1000:.1f}" if lat else "-"
-
-    print(f"  actions: {stats.actions} ({stats.actions / elapsed:,.0f}/s); messages received: {stats.messages:,}")
-    print(f"    ({stats.messages / elapsed:,.0f}/s); rounds finished: {stats.rounds}, games finished: {stats.games}")
-    print(
-        f"  action-to-last-view latency (ms): p50 {pct(0.5)}, p95 {pct(0.95)}, p99 {pct(0.99)}, "
-        f"max {lat[-1] * 1000 if lat else 0:.1f}, mean {statistics.fmean(lat) * 1000 if lat else 0:.1f} "
-        f"over {len(lat)} actions once all rooms were playing"
+    lat = stats.latencies
+    cpu = cpu_1 - cpu_0 if cpu_0 is not None and cpu_1 is not None else None
+    result = Result(
+        rooms=rooms,
+        players=players,
+        window=window,
+        actions_per_s=actions / window,
+        messages_per_s=messages / window,
+        p50_ms=_pct(lat, 0.5),
+        p95_ms=_pct(lat, 0.95),
+        p99_ms=_pct(lat, 0.99),
+        max_ms=max(lat) * 1000 if lat else None,
+        churn_p99_ms=_pct(stats.churn_latencies, 0.99),
+        errors=stats.errors,
+        disconnects=stats.disconnects,
+        failed_rooms=len(failures),
+        games=stats.games,
+        server_cpu_s=cpu,
+        views_per_cpu_s=messages / cpu if cpu else None,
+        rss_before=rss_before,
+        rss_after=rss_after,
     )
+    print(f"  measured over {window:.1f} s once every room was {'in its lobby' if lobby else 'playing'}:")
+    print(f"  actions: {actions} ({result.actions_per_s:,.0f}/s); messages received: {messages:,}")
+    print(f"    ({result.messages_per_s:,.0f}/s); rounds finished: {stats.rounds}, games finished: {stats.games}")
+    if not lobby:
+        print(
+            f"  action-to-last-view latency (ms): p50 {_ms(result.p50_ms)}, p95 {_ms(result.p95_ms)}, "
+            f"p99 {_ms(result.p99_ms)}, max {_ms(result.max_ms)}, "
+            f"mean {statistics.fmean(lat) * 1000 if lat else 0:.1f} over {len(lat)} actions"
+        )
+    if churn:
+        print(
+            f"  while {churn} more rooms ({churn * players} players) joined over {churn_seconds:g} s: "
+            f"p99 {_ms(result.churn_p99_ms)} ms over {len(stats.churn_latencies)} actions"
+        )
     print(
         f"  errors: {stats.errors} {stats.error_codes or ''}; clock races (e.g. Crisp as the window closed): "
         f"{stats.races}; disconnects: {stats.disconnects}; rooms failed: {len(failures)}"
     )
     for failure in failures[:3]:
         print(f"    {type(failure).__name__}: {failure}")
-    if rss_before is not None and rss_after is not None:
-        connections = rooms * players
+    if cpu is not None:
+        per_cpu = f"{result.views_per_cpu_s:,.0f}" if result.views_per_cpu_s else "-"
         print(
-            f"  server RSS: {rss_before / 2**20:.1f} MiB before, {rss_after / 2**20:.1f} MiB after: "
-            f"{(rss_after - rss_before) / 1024 / connections:.1f} KB per connection, "
-            f"{(rss_after - rss_before) / 1024 / rooms:.1f} KB per room"
+            f"  server CPU: {cpu:.1f} s ({100 * cpu / window:.0f}% of one core); views per server CPU-second: {per_cpu}"
         )
+    if rss_before is not None and rss_after is not None:
+        connections = (rooms + churn) * players
+        print(
+            f"  server RSS: {rss_before / 2**20:.1f} MiB before, {rss_after / 2**20:.1f} MiB with everyone "
+            f"connected: {(rss_after - rss_before) / 1024 / connections:.1f} KB per connection, "
+            f"{(rss_after - rss_before) / 1024 / (rooms + churn):.1f} KB per room"
+        )
+    if json_out:
+        print(orjson.dumps(asdict(result)).decode())
     ok = not failures and stats.errors == 0 and stats.disconnects == 0
     return 0 if ok else 1
