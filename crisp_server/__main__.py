@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--pace", type=float, default=1.0, help="actions per room per second, 0: as fast as the rules allow (default 1)"
     )
     p_load.add_argument("--duration", type=float, default=30.0, help="seconds of play before it stops (default 30)")
-    p_load.add_argument("--crisp", type=float, default=0.3, help="chance a bot calls Crisp when it may (default 0.3)")
+    p_load.add_argument("--crisp", type=float, default=0.1, help="chance a bot calls Crisp when it may (default 0.1)")
     p_load.add_argument("--seed", type=int, default=1, help="seed of the bots' choices")
     p_load.add_argument("--allow-remote", action="store_true", help="allow a server that is not on this machine")
     p_load.add_argument("--lobby", action="store_true", help="stay in the lobbies: idle connections (memory)")

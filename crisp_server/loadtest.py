@@ -168,6 +168,7 @@ class RoomBots:
         self.stopping = False
         self.pending: tuple[str, int, float, set[Bot]] | None = None  # event, seat, sent at, who has seen it
         self.done: asyncio.Future[None] | None = None
+        self.rematched = -1  # the state version the host asked for a rematch in
 
     def seen(self, bot: Bot, events: Any) -> None:
         pending = self.pending
@@ -228,7 +229,9 @@ class RoomBots:
                     bot.send({"type": "ready"})
             return False
         if phase == "game_over":
-            if host.you.get("host"):
+            v = host.state["v"] if host.state else -1
+            if host.you.get("host") and self.rematched != v:  # once per game, not on every beat
+                self.rematched = v
                 host.send({"type": "rematch"})
             return False
         if phase != "play":
@@ -391,7 +394,7 @@ async def run(
     *,
     pace: float = 1.0,
     duration: float = 30.0,
-    crisp: float = 0.3,
+    crisp: float = 0.1,
     allow_remote: bool = False,
     seed: int = 1,
     lobby: bool = False,

@@ -12,7 +12,7 @@ import gc
 import io
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -22,7 +22,7 @@ import segno
 from fastapi import FastAPI, Header, HTTPException, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.websockets import WebSocketDisconnect
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crisp_server import __version__
 from crisp_server import protocol as p
@@ -79,6 +79,26 @@ def _static_dir(configured: Path | None) -> Path:
     if configured is not None:
         return configured
     return DEFAULT_STATIC if DEFAULT_STATIC.is_dir() else Path.cwd() / "static"
+
+
+class WebSocketAt:
+    """Serves one WebSocket path ahead of the routing and exception middleware, which would otherwise wrap
+    every frame each player is sent (the hottest path of a busy server)."""
+
+    def __init__(
+        self, app: ASGIApp, path: str, endpoint: Callable[[WebSocket, Receive, Send], Awaitable[None]]
+    ) -> None:
+        self.app = app
+        self.path = path
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            path, root = scope["path"], scope.get("root_path", "")
+            if path.removeprefix(root) == self.path or path == self.path:
+                await self.endpoint(WebSocket(scope, receive, send), receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def create_app(settings: Settings | None = None, clock: Clock | None = None, *, persist: bool = True) -> FastAPI:
@@ -220,20 +240,23 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     async def join_page(code: str) -> FileResponse:
         return FileResponse(static_dir / "index.html", headers={"Cache-Control": "no-cache"})
 
-    @app.websocket("/ws")
-    async def websocket_endpoint(websocket: WebSocket) -> None:
+    async def websocket_endpoint(websocket: WebSocket, receive: Receive, send: Send) -> None:
+        """``/ws``. Its frames go straight to and from the ASGI server (see ``WebSocketAt``); ``websocket``
+        only reads the handshake (origin, address, host)."""
         if not origin_ok(websocket):
-            await websocket.close(code=CLOSE_POLICY)  # before accept: the handshake gets a 403
+            await send({"type": "websocket.close", "code": CLOSE_POLICY})  # before accept: the handshake gets a 403
             return
-        await websocket.accept()
-        conn = Connection(websocket, settings.send_queue, client_address(websocket), metrics.messages_out.inc)
+        if (await receive())["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        conn = Connection(send, settings.send_queue, client_address(websocket), metrics.messages_out.inc)
         conn.start()
         metrics.connections.inc()
         accepted[0] += 1
         if accepted[0] % FREEZE_EVERY == 0:
             gc.freeze()  # after a wave of joins, as at start-up
         try:
-            await _serve(conn, websocket)
+            await _serve(conn, websocket, receive)
         finally:
             metrics.connections.dec()
             # The room that admitted this connection, and the one last addressed (an entry may still be in
@@ -244,15 +267,15 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
 
     accepted = [0]  # connections accepted so far
 
-    async def _serve(conn: Connection, websocket: WebSocket) -> None:
+    async def _serve(conn: Connection, websocket: WebSocket, receive: Receive) -> None:
         bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, _now_ms())
         # Refusals are strikes that wear off slowly: a flood is cut off, an occasional burst is forgiven.
         strikes = TokenBucket(settings.rate_burst, settings.rate_per_second / 10, _now_ms())
         limit = settings.max_message_bytes
         while not conn.closing:
             try:
-                frame = await websocket.receive()
-            except (WebSocketDisconnect, RuntimeError):
+                frame = await receive()
+            except (OSError, RuntimeError):
                 return
             if frame["type"] == "websocket.disconnect":
                 return
@@ -317,6 +340,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             return
         addressed.post(Inbound(conn, message))
 
+    app.add_middleware(WebSocketAt, path="/ws", endpoint=websocket_endpoint)
     if static_dir.is_dir():
         app.mount("/", StaticFiles(directory=static_dir, html=True), name="static")
     else:

@@ -1,8 +1,11 @@
-"""One WebSocket as a room member: a bounded outbound queue and the relay task that drains it.
+"""One WebSocket as a room member: frames go out at once when the socket can take them, else through a
+bounded queue drained by a relay task.
 
-A room calls :meth:`Connection.send` from its own task and never waits: the frame is queued, and the
-relay task writes it to the socket. A phone that stops reading is dropped when its queue is full (it
-resumes with its token and a snapshot) instead of slowing its table down.
+A room calls :meth:`Connection.send` from its own task and never waits. While nothing is queued, the
+frame is handed to the server's ASGI ``send`` on the spot: with uvicorn that completes without
+suspending unless the socket's write buffer is full (flow control). If it does suspend, the relay task
+takes over that frame and everything queued after it, in order. A phone that stops reading is dropped
+when its queue is full (it resumes with its token and a snapshot) instead of slowing its table down.
 """
 
 from __future__ import annotations
@@ -10,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import types
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
-
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from crisp_server.rooms.room import Room
@@ -24,14 +26,34 @@ log = logging.getLogger("crisp.web")
 #: The peer reads too slowly: its queue overflowed (RFC 6455 "try again later").
 CLOSE_TOO_SLOW: Final = 1013
 
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+#: What the ASGI server raises when the peer is gone (uvicorn: ClientDisconnected, an OSError).
+GONE = (OSError, RuntimeError)
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, None], yielded: Any) -> Generator[Any, Any, None]:
+    """Go on with a coroutine that was started by hand and suspended on ``yielded``, inside a task."""
+    while True:
+        try:
+            sent = yield yielded
+        except BaseException as exc:  # cancellation included: pass it in
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                yielded = coro.send(sent)
+            except StopIteration:
+                return
+
 
 class Connection:
-    """Implements ``crisp_server.rooms.room.Member`` over a Starlette WebSocket."""
+    """Implements ``crisp_server.rooms.room.Member`` over an ASGI WebSocket ``send``."""
 
-    def __init__(
-        self, websocket: WebSocket, max_queue: int, client: str, on_send: Callable[[], None] | None = None
-    ) -> None:
-        self.websocket = websocket
+    def __init__(self, send: Send, max_queue: int, client: str, on_send: Callable[[], None] | None = None) -> None:
+        self._asgi_send = send
         self._on_send = on_send
         self.client = client
         self.lang = "en"
@@ -40,7 +62,9 @@ class Connection:
         self._queue: deque[bytes | tuple[int, str]] = deque()
         self._max = max_queue
         self._wake = asyncio.Event()
+        self._stalled: tuple[Coroutine[Any, Any, None], Any] | None = None  # a send that suspended
         self._closing = False
+        self._gone = False
         self.relay_task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -51,7 +75,10 @@ class Connection:
         return self._closing
 
     def send(self, data: bytes) -> None:
-        if self._closing:
+        if self._closing or self._gone:
+            return
+        if not self._queue and self._stalled is None:
+            self._send_now(data)
             return
         if len(self._queue) >= self._max:
             log.info("dropping a connection that does not keep up", extra={"client": self.client})
@@ -61,6 +88,25 @@ class Connection:
         self._queue.append(data)
         self._wake.set()
 
+    def _send_now(self, data: bytes) -> None:
+        """Run the ASGI send by hand; if it has to wait for the socket, the relay task finishes it."""
+        coro = self._frame(data)
+        try:
+            yielded = coro.send(None)
+        except StopIteration:
+            return
+        self._stalled = (coro, yielded)
+        self._wake.set()
+
+    async def _frame(self, data: bytes) -> None:
+        try:
+            await self._asgi_send({"type": "websocket.send", "text": data.decode()})
+        except GONE:
+            self._gone = True  # the receive loop notices and detaches
+            return
+        if self._on_send is not None:
+            self._on_send()
+
     def close(self, code: int, reason: str = "") -> None:
         if self._closing:
             return
@@ -69,21 +115,19 @@ class Connection:
         self._wake.set()
 
     async def _relay(self) -> None:
-        ws = self.websocket
-        try:
-            while True:
-                await self._wake.wait()
-                self._wake.clear()
-                while self._queue:
-                    item = self._queue.popleft()
-                    if isinstance(item, tuple):
-                        await ws.close(item[0], item[1])
-                        return
-                    await ws.send_text(item.decode())
-                    if self._on_send is not None:
-                        self._on_send()
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            return  # the peer is gone; the receive loop notices and detaches
+        while not self._gone:
+            await self._wake.wait()
+            self._wake.clear()
+            if self._stalled is not None:
+                await _resume(*self._stalled)
+                self._stalled = None
+            while self._queue and not self._gone:
+                item = self._queue.popleft()
+                if isinstance(item, tuple):
+                    with contextlib.suppress(*GONE):
+                        await self._asgi_send({"type": "websocket.close", "code": item[0], "reason": item[1]})
+                    return
+                await self._frame(item)
 
     async def finish(self, timeout: float = 2.0) -> None:
         """Wait briefly for the queued frames to go out, then stop the relay."""

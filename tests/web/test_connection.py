@@ -1,0 +1,94 @@
+"""The outbound side of a connection: frames go out at once, in order, and a peer that stops reading is
+dropped once its queue is full, without the room ever waiting."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from crisp_server.web.connection import CLOSE_TOO_SLOW, Connection
+
+
+class FakeSocket:
+    """An ASGI ``send`` whose socket can be made to block (flow control) and to vanish."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.writable = asyncio.Event()
+        self.writable.set()
+        self.gone = False
+        self.calls = 0
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.calls += 1
+        await self.writable.wait()
+        if self.gone:
+            raise ConnectionResetError("peer gone")
+        self.sent.append(message)
+
+    def texts(self) -> list[str]:
+        return [m["text"] for m in self.sent if m["type"] == "websocket.send"]
+
+
+async def test_frames_go_out_at_once_while_the_socket_takes_them() -> None:
+    sock = FakeSocket()
+    counted: list[int] = []
+    conn = Connection(sock.send, 8, "test", lambda: counted.append(1))
+    conn.start()
+    conn.send(b"one")
+    conn.send(b"two")
+    # No task switch happened: the frames were handed over synchronously.
+    assert sock.texts() == ["one", "two"]
+    assert len(counted) == 2
+    await conn.finish()
+    assert sock.sent[-1] == {"type": "websocket.close", "code": 1000, "reason": ""}
+
+
+async def test_a_blocked_socket_keeps_the_order_and_the_relay_finishes_it() -> None:
+    sock = FakeSocket()
+    conn = Connection(sock.send, 8, "test")
+    conn.start()
+    sock.writable.clear()
+    for k in range(5):
+        conn.send(f"frame {k}".encode())  # the first suspends; the rest wait in the queue
+    assert sock.texts() == []
+    sock.writable.set()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert sock.texts() == [f"frame {k}" for k in range(5)]
+    conn.send(b"after")  # the queue is empty again: straight out
+    assert sock.texts()[-1] == "after"
+    await conn.finish()
+
+
+async def test_a_peer_that_stops_reading_is_dropped_when_its_queue_is_full() -> None:
+    sock = FakeSocket()
+    conn = Connection(sock.send, 3, "test")
+    conn.start()
+    sock.writable.clear()
+    for k in range(5):  # one in flight, three queued, the fifth overflows
+        conn.send(f"frame {k}".encode())
+    assert conn.closing
+    sock.writable.set()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    # What was queued is dropped: only the frame in flight and the close go out.
+    assert sock.texts() == ["frame 0"]
+    assert sock.sent[-1]["type"] == "websocket.close"
+    assert sock.sent[-1]["code"] == CLOSE_TOO_SLOW
+    conn.send(b"ignored")
+    assert sock.texts() == ["frame 0"]
+    await conn.finish()
+
+
+async def test_a_vanished_peer_stops_the_sends_without_an_error() -> None:
+    sock = FakeSocket()
+    conn = Connection(sock.send, 8, "test")
+    conn.start()
+    sock.gone = True
+    conn.send(b"lost")  # raises inside the ASGI send; the connection notes the peer is gone
+    calls = sock.calls
+    conn.send(b"not tried")
+    assert sock.calls == calls
+    await conn.finish()
+    assert sock.sent == []
