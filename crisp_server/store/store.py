@@ -89,18 +89,19 @@ class StartGame:
     options: dict[str, Any]
     first_dealer: int
 
+    def row(self) -> dict[str, Any]:
+        return {
+            "id": self.game_id,
+            "room_id": self.room_id,
+            "players": list(self.players),
+            "token_hashes": list(self.token_hashes),
+            "options": self.options,
+            "first_dealer": self.first_dealer,
+            "started_at": _now(),
+        }
+
     def apply(self, conn: Connection) -> None:
-        conn.execute(
-            insert(_GAMES).values(
-                id=self.game_id,
-                room_id=self.room_id,
-                players=list(self.players),
-                token_hashes=list(self.token_hashes),
-                options=self.options,
-                first_dealer=self.first_dealer,
-                started_at=_now(),
-            )
-        )
+        _apply_all(conn, [self])
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +111,11 @@ class StartRound:
     deck: tuple[str, ...]
     salt: str
 
+    def row(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "index": self.index, "deck": list(self.deck), "salt": self.salt, "resumes": []}
+
     def apply(self, conn: Connection) -> None:
-        row = {"game_id": self.game_id, "index": self.index, "deck": list(self.deck), "salt": self.salt, "resumes": []}
-        conn.execute(insert(_ROUNDS).values(row))
+        _apply_all(conn, [self])
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,23 +144,36 @@ class AppendAction:
         _apply_all(conn, [self])
 
 
+#: Each room as last committed in this process (what it believed written is forgotten when a commit fails).
+Written = dict[str, "SaveRoom"]
+
+
 class _Run:
     """Operations that can be written together, gathered until an operation that cannot comes along:
-    the last state of each room, its seats where they changed, the actions, each round's last clock."""
+    the last state of each room, its seats where they changed, new games and rounds, the actions, each
+    round's last clock, finished games. They are written in that order, one statement for each kind: what
+    a row refers to is written before it, and updates come after the inserts they may touch."""
 
     def __init__(self) -> None:
-        self.rooms: dict[str, SaveRoom] = {}
-        self.actions: list[AppendAction] = []
-        self.clocks: dict[tuple[str, int], tuple[int, bool]] = {}
+        self.clear()
 
     def clear(self) -> None:
-        self.rooms = {}
-        self.actions = []
-        self.clocks = {}
+        self.rooms: dict[str, SaveRoom] = {}
+        self.games: list[StartGame] = []
+        self.rounds: list[StartRound] = []
+        self.actions: list[AppendAction] = []
+        self.clocks: dict[tuple[str, int], tuple[int, bool]] = {}
+        self.finished: list[FinishGame] = []
 
     def take(self, op: Op) -> bool:
         if isinstance(op, SaveRoom):
             self.rooms[op.room_id] = op
+        elif isinstance(op, StartGame):
+            self.games.append(op)
+        elif isinstance(op, StartRound):
+            self.rounds.append(op)
+        elif isinstance(op, FinishGame):
+            self.finished.append(op)
         elif isinstance(op, AppendAction):
             self.actions.append(op)  # the round's clock is read as its last action's time (record_document)
         elif isinstance(op, SetClock):
@@ -167,15 +183,29 @@ class _Run:
             return False
         return True
 
-    def write(self, conn: Connection, seats_written: dict[str, tuple[SeatData, ...]]) -> None:
+    def write(self, conn: Connection, written: Written) -> None:
         if self.rooms:
-            _upsert_rooms(conn, list(self.rooms.values()), seats_written)
+            _upsert_rooms(conn, list(self.rooms.values()), written)
+        if self.games:
+            conn.execute(_GAME_INSERT, [g.row() for g in self.games])
+        if self.rounds:
+            conn.execute(_ROUND_INSERT, [r.row() for r in self.rounds])
         if self.actions:
             conn.execute(_ACTION_INSERT, [a.row() for a in self.actions])
         if self.clocks:
             conn.execute(
                 _CLOCK_UPDATE,
                 [{"g": g, "i": i, "e": at, "x": ended} for (g, i), (at, ended) in self.clocks.items()],
+            )
+        if self.finished:
+            now = _now()
+            conn.execute(_GAME_FINISH, [{"g": f.game_id, "t": now} for f in self.finished])
+            conn.execute(
+                _RESULT_INSERT,
+                [
+                    {"game_id": f.game_id, "totals": list(f.totals), "winners": list(f.winners), "finished_at": now}
+                    for f in self.finished
+                ],
             )
         self.clear()
 
@@ -199,6 +229,15 @@ def _room_upsert(dialect: str) -> Any:
 
 _SEAT_INSERT = insert(_SEATS)
 _ACTION_INSERT = insert(_ACTIONS)
+_GAME_INSERT = insert(_GAMES)
+_ROUND_INSERT = insert(_ROUNDS)
+_RESULT_INSERT = insert(_RESULTS)
+_ROOM_UPDATE = (
+    update(_ROOMS)
+    .where(_ROOMS.c.id == bindparam("i"))
+    .values(phase=bindparam("p"), host=bindparam("h"), updated_at=bindparam("t"))
+)
+_GAME_FINISH = update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"))
 _CLOCK_UPDATE = (
     update(_ROUNDS)
     .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
@@ -206,26 +245,34 @@ _CLOCK_UPDATE = (
 )
 
 
-def _upsert_rooms(conn: Connection, rooms: list[SaveRoom], seats_written: dict[str, tuple[SeatData, ...]]) -> None:
+def _upsert_rooms(conn: Connection, rooms: list[SaveRoom], written: Written) -> None:
+    """Insert or update rooms. A room written before with the same options only has its phase, host and
+    time updated; its seats are rewritten only when they changed (far less often than phases)."""
     now = _now()
-    stmt = _room_upsert(conn.dialect.name)
-    rows = [
-        {
-            "id": r.room_id,
-            "code": r.code,
-            "link": r.link,
-            "phase": r.phase,
-            "host": r.host,
-            "options": r.options,
-            "created_at": now,
-            "updated_at": now,
-            "closed_at": None,
-        }
-        for r in rooms
-    ]
-    conn.execute(stmt, rows)
-    # Seats change far less often than phases: rewrite them only when they differ from what was written.
-    changed = [r for r in rooms if seats_written.get(r.room_id) != r.seats]
+    fresh: list[SaveRoom] = []
+    known: list[SaveRoom] = []
+    for r in rooms:
+        before = written.get(r.room_id)
+        (known if before is not None and before.options == r.options else fresh).append(r)
+    if fresh:
+        rows = [
+            {
+                "id": r.room_id,
+                "code": r.code,
+                "link": r.link,
+                "phase": r.phase,
+                "host": r.host,
+                "options": r.options,
+                "created_at": now,
+                "updated_at": now,
+                "closed_at": None,
+            }
+            for r in fresh
+        ]
+        conn.execute(_room_upsert(conn.dialect.name), rows)
+    if known:
+        conn.execute(_ROOM_UPDATE, [{"i": r.room_id, "p": r.phase, "h": r.host, "t": now} for r in known])
+    changed = [r for r in rooms if (before := written.get(r.room_id)) is None or before.seats != r.seats]
     if changed:
         conn.execute(delete(_SEATS).where(_SEATS.c.room_id.in_([r.room_id for r in changed])))
         seat_rows = [
@@ -242,21 +289,21 @@ def _upsert_rooms(conn: Connection, rooms: list[SaveRoom], seats_written: dict[s
         ]
         if seat_rows:
             conn.execute(_SEAT_INSERT, seat_rows)
-        for r in changed:
-            seats_written[r.room_id] = r.seats
+    for r in rooms:
+        written[r.room_id] = r
 
 
-def _apply_all(
-    conn: Connection, ops: Sequence[Op], seats_written: dict[str, tuple[SeatData, ...]] | None = None
-) -> None:
+def _apply_all(conn: Connection, ops: Sequence[Op], written: Written | None = None) -> None:
     """Apply ``ops`` in their order; what can be written together is (see ``_Run``)."""
-    cache: dict[str, tuple[SeatData, ...]] = {} if seats_written is None else seats_written
+    cache: Written = {} if written is None else written
     run = _Run()
     for op in ops:
         if run.take(op):
             continue
         run.write(conn, cache)
         op.apply(conn)
+        if isinstance(op, CloseRoom):
+            cache.pop(op.room_id, None)  # a closed room is not written again: forget it
     run.write(conn, cache)
 
 
@@ -297,13 +344,7 @@ class FinishGame:
     winners: tuple[int, ...]
 
     def apply(self, conn: Connection) -> None:
-        now = _now()
-        conn.execute(update(_GAMES).where(_GAMES.c.id == self.game_id).values(finished_at=now))
-        conn.execute(
-            insert(_RESULTS).values(
-                game_id=self.game_id, totals=list(self.totals), winners=list(self.winners), finished_at=now
-            )
-        )
+        _apply_all(conn, [self])
 
 
 # -- reading ---------------------------------------------------------------------------------------------
@@ -364,7 +405,7 @@ class Store:
         self._queue: asyncio.Queue[tuple[Sequence[Op], asyncio.Future[None]]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self.timing = Timing()
-        self._seats_written: dict[str, tuple[SeatData, ...]] = {}  # per room, as last committed
+        self._written: Written = {}  # per room, as last committed
         self.on_commit: list[Any] = []  # callbacks(seconds, ops) for metrics
 
     async def start(self) -> None:
@@ -399,9 +440,9 @@ class Store:
                 batch.append(self._queue.get_nowait())
             start = time.perf_counter()
             try:
-                await self._transaction([op for ops, _ in batch for op in ops], self._seats_written)
+                await self._transaction([op for ops, _ in batch for op in ops], self._written)
             except Exception:
-                self._seats_written.clear()  # what it believed written may have been rolled back
+                self._written.clear()  # what it believed written may have been rolled back
                 log.exception("a group commit failed; writing its parts one by one")
                 for ops, future in batch:
                     try:
@@ -423,14 +464,14 @@ class Store:
                 if not future.done():
                     future.set_result(None)
 
-    async def _transaction(self, ops: Sequence[Op], seats_written: dict[str, tuple[SeatData, ...]]) -> None:
+    async def _transaction(self, ops: Sequence[Op], written: Written) -> None:
         """Apply ``ops`` in one transaction: SQLite synchronously, PostgreSQL through asyncpg."""
         if self._sync_engine is not None:
             with self._sync_engine.begin() as conn:
-                _apply_all(conn, ops, seats_written)
+                _apply_all(conn, ops, written)
         else:
             async with self.engine.begin() as aconn:
-                await aconn.run_sync(_apply_all, ops, seats_written)
+                await aconn.run_sync(_apply_all, ops, written)
 
     # -- reads -------------------------------------------------------------------------------------------
 
