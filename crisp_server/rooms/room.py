@@ -963,12 +963,13 @@ class Room:
         you["host"] = seat is not None and index == self.host
         return you
 
-    def _message(self, conn: Member, kind: str, events: list[Any], shared: bytes | None = None) -> bytes:
-        seat = self.members.get(conn)
-        if shared is None:
-            shared = self._shared()
+    def _message(self, conn: Member, kind: str, events: list[Any]) -> bytes:
         head = b'{"type":"%s","v":%d,' % (kind.encode(), self.v)
-        return head + shared + b',"you":' + orjson.dumps(self._you(seat)) + b',"events":' + orjson.dumps(events) + b"}"
+        return head + self._shared() + self._private_part(self.members.get(conn), orjson.dumps(events))
+
+    def _private_part(self, seat: Seat | None, events: bytes) -> bytes:
+        """The end of a message: what only this member sees, then the events (already encoded)."""
+        return b',"you":' + orjson.dumps(self._you(seat)) + b',"events":' + events + b"}"
 
     def _welcome(self, index: int | None, token: str | None) -> bytes:
         return orjson.dumps(
@@ -978,16 +979,20 @@ class Room:
     def _publish(self, events: Sequence[Event], room_events: list[dict[str, Any]]) -> None:
         """Version the change and send each member its own message."""
         self.v += 1
-        shared = self._shared()
+        # Encoded once: the head and the public part; the events too unless some are addressed to a seat.
+        start = b'{"type":"update","v":%d,' % self.v + self._shared()
         dicts = [event_to_dict(e) for e in events]
-        public = [d for e, d in zip(events, dicts, strict=True) if e.to is None] + room_events
         private = any(e.to is not None for e in events)
+        public = b""
+        if not private:
+            public = orjson.dumps(dicts + room_events)
         for conn, seat in self.members.items():
-            visible = public
+            encoded = public
             if private:
                 index = self.seats.index(seat) if seat is not None else None
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
-            self._send(conn, self._message(conn, "update", visible, shared))
+                encoded = orjson.dumps(visible)
+            self._send(conn, start + self._private_part(seat, encoded))
 
 
 def _deliver(items: Sequence[tuple[Member, bytes | tuple[int, str]]]) -> None:
