@@ -63,8 +63,9 @@ class Stats:
     games: int = 0
     rounds: int = 0
     rooms_ready: int = 0
+    churn_ready: int = 0  # --churn rooms playing
     warm: bool = False  # every first room is playing: latencies count from then on (not during the joins)
-    churning: bool = False  # the --churn rooms are joining
+    churning: bool = False  # from the first --churn room's connection until all of them play
     latencies: list[float] = field(default_factory=list)
     churn_latencies: list[float] = field(default_factory=list)
     error_codes: dict[str, int] = field(default_factory=dict)
@@ -335,6 +336,8 @@ async def _room(plan: Plan, stats: Stats, rng: random.Random, stop: asyncio.Even
             stats.rooms_ready += 1
             if stats.rooms_ready == plan.rooms:
                 stats.warm = True
+        else:
+            stats.churn_ready += 1
         if plan.lobby:
             await stop.wait()
             return
@@ -434,6 +437,8 @@ async def run(
         for _ in range(churn):
             tasks.append(start(False))
             await asyncio.sleep(churn_seconds / churn)
+        while stats.churn_ready < churn and not all(t.done() for t in tasks[rooms:]):
+            await asyncio.sleep(0.05)
         stats.churning = False
     await asyncio.sleep(max(0.0, duration - (time.perf_counter() - opened)))
     window = time.perf_counter() - opened
@@ -475,7 +480,7 @@ async def run(
         )
     if churn:
         print(
-            f"  while {churn} more rooms ({churn * players} players) joined over {churn_seconds:g} s: "
+            f"  while {churn} more rooms ({churn * players} players) joined (over {churn_seconds:g} s) and began: "
             f"p99 {_ms(result.churn_p99_ms)} ms over {len(stats.churn_latencies)} actions"
         )
     print(

@@ -26,14 +26,13 @@ class Registry:
         self.observe_action: Callable[[float], None] | None = None
 
     def create(self, base_url: str) -> Room:
-        """A new empty room with a fresh code; its task runs on the current loop."""
+        """A new empty room with a fresh code."""
         code = new_room_code()
         while code in self.rooms:
             code = new_room_code()
         room = Room(code, f"{base_url}/r/{code}", self.settings, self.clock, self._closed, store=self.store)
         room.observe_action = self.observe_action
         self.rooms[code] = room
-        room.start()
         log.info("room created", extra={"room": code})
         return room
 
@@ -46,7 +45,6 @@ class Registry:
             room.observe_action = self.observe_action
             self.rooms[room.code] = room
             await room.flush()  # a resumed round's restart instant, before anyone hears of the round
-            room.start()
         if stored:
             log.info("rooms restored", extra={"rooms": len(stored)})
 
@@ -79,9 +77,8 @@ class Registry:
         rooms = list(self.rooms.values())
         for room in rooms:
             room.post(Shutdown())
-        tasks = [r.task for r in rooms if r.task is not None]
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=5)
-            for task in pending:
-                task.cancel()
+        try:
+            await asyncio.wait_for(asyncio.gather(*(room.flush() for room in rooms)), 5)
+        except TimeoutError:
+            log.warning("some rooms had not saved everything when the server stopped")
         self.rooms.clear()

@@ -1,8 +1,10 @@
-"""One private room: an asyncio task with an inbox, the only writer of its state.
+"""One private room, the only writer of its state.
 
-Joins, options, actions, disconnects and timer expiries are messages in the same inbox, handled one
-at a time; no locks, no races. Handlers never await a socket: every outgoing message goes into the
-recipient connection's bounded queue (``Member.send``), and each connection has its own relay task.
+Joins, options, actions, disconnects and timer expiries are messages posted to the room and handled at
+once, one at a time, on the event loop; no locks, no races, no task hop. What a message changed is handed
+to the store's group commit, and what it caused is delivered only once that commit is done (in order:
+the room goes on with the next message meanwhile). Nothing here awaits a socket: every outgoing message
+goes to the recipient connection (``Member.send``), which never blocks the room.
 Every message published to the room bumps the version ``v``; each recipient gets its own message built
 from the engine's view of its seat (``crisp_server.engine.views``) and the events it may see.
 
@@ -18,6 +20,7 @@ import logging
 import secrets
 import time
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -232,8 +235,12 @@ class Room:
         self.settings = settings
         self.clock = clock
         self._on_close = on_close
-        self.inbox: asyncio.Queue[RoomMessage] = asyncio.Queue()
-        self.task: asyncio.Task[None] | None = None
+        self._pending: deque[RoomMessage] = deque()  # posted while a message is being handled
+        self._handling = False
+        self._in_flight = 0  # submissions to the store not yet committed and delivered
+        self._drained = asyncio.Event()
+        self._drained.set()
+        self.failed = False  # a commit failed: the room stopped, what it had not committed is dropped
         self.v = 0
         self.phase = Phase.LOBBY
         self.seats: list[Seat] = []
@@ -314,48 +321,70 @@ class Room:
 
     # -- running ---------------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"room {self.code}")
-
     def post(self, message: RoomMessage) -> None:
-        self.inbox.put_nowait(message)
-
-    async def _run(self) -> None:
-        while not self.closed:
-            batch = [await self.inbox.get()]
-            # A busy room handles what is waiting together and saves it in one write.
-            while not self.inbox.empty() and len(batch) < 64:
-                batch.append(self.inbox.get_nowait())
-            for message in batch:
+        """Handle ``message`` now (or right after the one being handled); what it sends goes out once what
+        it changed is committed."""
+        self._pending.append(message)
+        if self._handling:
+            return
+        self._handling = True
+        try:
+            while self._pending:
+                message = self._pending.popleft()
+                if self.closed:
+                    continue
                 try:
                     self.handle(message)
                 except Exception:  # a bug must not take the whole room down with it
                     log.exception("room %s: error handling %s", self.code, type(message).__name__)
-            await self.flush()
-            self._schedule()
+            self._submit()
+        finally:
+            self._handling = False
+        self._schedule()
 
-    async def flush(self) -> None:
-        """Commit what changed, then send what it caused: nobody hears of a change the database lacks."""
-        ops, out = self._ops, self._outbox
-        self._ops, self._outbox = [], []
-        if ops and self.store is not None:
-            try:
-                await self.store.commit(ops)
-            except Exception:
-                log.exception("room %s: a change could not be saved; the room stops until the next start", self.code)
+    def _submit(self) -> None:
+        """Commit what changed, then send what it caused: nobody hears of a change the database lacks.
+        Frames that follow a change still being committed wait behind it, so everything keeps its order."""
+        ops, out, accepted = self._ops, self._outbox, self._accepted
+        self._ops, self._outbox, self._accepted = [], [], []
+        if not ops and not out:
+            return
+        if self.store is None or (not ops and self._in_flight == 0):
+            self._published(out, accepted)
+            return
+        self._in_flight += 1
+        self._drained.clear()
+
+        def done(error: BaseException | None) -> None:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._drained.set()
+            if self.failed:
+                return
+            if error is not None:
+                log.error("room %s: a change could not be saved; the room stops until the next start", self.code)
                 self._fail()
                 return
+            self._published(out, accepted)
+
+        self.store.submit(ops, done, skip=lambda: self.failed)
+
+    def _published(self, out: list[tuple[Member, bytes | tuple[int, str]]], accepted: list[float]) -> None:
         _deliver(out)
-        if self._accepted:
+        if accepted and self.observe_action is not None:
             done = time.perf_counter()
-            if self.observe_action is not None:
-                for arrived in self._accepted:
-                    self.observe_action(done - arrived)
-            self._accepted.clear()
+            for arrived in accepted:
+                self.observe_action(done - arrived)
+
+    async def flush(self) -> None:
+        """Submit what is waiting, and wait until everything this room submitted is committed and sent."""
+        self._submit()
+        await self._drained.wait()
 
     def _fail(self) -> None:
         """Saving failed: what players were not told never happened for them. Send them away at once (the
         outbox holds uncommitted news); a restart rebuilds the room from what the database has."""
+        self.failed = True
         self._outbox.clear()
         self._send_away("restarting", CLOSE_ERROR, "the room must restart", leave_registry=True)
         goodbyes, self._outbox = self._outbox, []
@@ -385,7 +414,7 @@ class Room:
         )
 
     def handle(self, message: RoomMessage) -> None:
-        """Handle one inbox message; what it sends goes out at the next :meth:`flush`."""
+        """Handle one message; what it sends goes out once what it changed is committed (:meth:`post`)."""
         self.touched = self.clock.now()
         if isinstance(message, Inbound):
             self._arrived = message.arrived

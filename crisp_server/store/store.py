@@ -14,7 +14,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -372,6 +372,29 @@ class StoredRoom:
     updated_at: datetime | None = None
 
 
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Submission:
+    ops: Sequence[Op]
+    done: Callable[[BaseException | None], None]
+    skip: Callable[[], bool]
+
+
+class Dropped(RuntimeError):
+    """A submission was not written: its room stopped after an earlier commit of its failed."""
+
+
+def _skipped(item: _Submission) -> bool:
+    """Whether ``item`` is to be dropped; if so, its ``done`` has been told."""
+    if not item.skip():
+        return False
+    item.done(Dropped("the room stopped after a failed commit"))
+    return True
+
+
 @dataclass(slots=True)
 class Timing:
     """How much the writer has done."""
@@ -402,7 +425,7 @@ class Store:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             self._sync_engine = create_engine(parsed.set(drivername="sqlite"), **kwargs)
             event.listen(self._sync_engine, "connect", _sqlite_pragmas)
-        self._queue: asyncio.Queue[tuple[Sequence[Op], asyncio.Future[None]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[_Submission] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self.timing = Timing()
         self._written: Written = {}  # per room, as last committed
@@ -425,47 +448,63 @@ class Store:
         if self._sync_engine is not None:
             self._sync_engine.dispose()
 
+    def submit(
+        self, ops: Sequence[Op], done: Callable[[BaseException | None], None], skip: Callable[[], bool] = _never
+    ) -> None:
+        """Write ``ops`` in order, grouped with other rooms' writes, then call ``done`` with ``None`` or what
+        went wrong. Submissions are done in the order they came (one with no ops just waits its turn);
+        one whose ``skip()`` is true by then is dropped (its room stopped after a failed commit)."""
+        self._queue.put_nowait(_Submission(ops, done, skip))
+
     async def commit(self, ops: Sequence[Op]) -> None:
         """Write ``ops`` durably, in order (grouped with other rooms' writes); raise if that failed."""
         if not ops:
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((ops, future))
+
+        def done(error: BaseException | None) -> None:
+            if not future.done():
+                future.set_result(None) if error is None else future.set_exception(error)
+
+        self.submit(ops, done)
         await future
 
     async def _write_loop(self) -> None:
         while True:
             batch = [await self._queue.get()]
-            # One turn of the event loop more: the rooms that are handling messages right now join this
-            # commit (under load, fewer and larger commits; when idle, it costs microseconds).
-            await asyncio.sleep(0)
             while not self._queue.empty() and len(batch) < 1000:
                 batch.append(self._queue.get_nowait())
+            batch = [item for item in batch if not _skipped(item)]
+            ops = [op for item in batch for op in item.ops]
             start = time.perf_counter()
             try:
-                await self._transaction([op for ops, _ in batch for op in ops], self._written)
+                if ops:
+                    await self._transaction(ops, self._written)
             except Exception:
                 self._written.clear()  # what it believed written may have been rolled back
                 log.exception("a group commit failed; writing its parts one by one")
-                for ops, future in batch:
+                for item in batch:
+                    if _skipped(item):
+                        continue  # its room stopped at an earlier part's failure
                     try:
-                        await self._transaction(ops, {})
+                        if item.ops:
+                            await self._transaction(item.ops, {})
                     except Exception as exc:
-                        if not future.done():
-                            future.set_exception(exc)
+                        item.done(exc)
                     else:
-                        if not future.done():
-                            future.set_result(None)
+                        item.done(None)
                 continue
-            seconds = time.perf_counter() - start
-            count = sum(len(ops) for ops, _ in batch)
-            self.timing.commits += 1
-            self.timing.ops += count
-            for callback in self.on_commit:
-                callback(seconds, count)
-            for _, future in batch:
-                if not future.done():
-                    future.set_result(None)
+            if ops:
+                seconds = time.perf_counter() - start
+                self.timing.commits += 1
+                self.timing.ops += len(ops)
+                for callback in self.on_commit:
+                    callback(seconds, len(ops))
+            for item in batch:
+                try:
+                    item.done(None)
+                except Exception:
+                    log.exception("delivering after a commit failed")
 
     async def _transaction(self, ops: Sequence[Op], written: Written) -> None:
         """Apply ``ops`` in one transaction: SQLite synchronously, PostgreSQL through asyncpg."""

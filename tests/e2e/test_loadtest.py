@@ -1,27 +1,44 @@
-"""A short run of `crisp-server loadtest` against the real server: games finish, nothing goes wrong."""
+"""Short runs of `crisp-server loadtest` against the real server and the bare one: games finish, nothing
+goes wrong, and the figures the performance note relies on are printed."""
 
 from __future__ import annotations
 
+import json
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
-from tests.e2e.procs import server_process
+from tests.e2e.procs import free_port, server_process
+
+ROOT = Path(__file__).resolve().parents[2]
+# Every bot comes from 127.0.0.1: the look-up limit per address is for strangers guessing codes.
+LOOKUPS = {"CRISP_LOOKUP_BURST": "10000", "CRISP_LOOKUP_PER_MINUTE": "10000"}
+
+
+def loadtest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "crisp_server", "loadtest", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def figures(run: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    last = run.stdout.strip().splitlines()[-1]
+    result: dict[str, Any] = json.loads(last)
+    return result
 
 
 def test_a_short_load_test_plays_games_without_errors(tmp_path: Path) -> None:
-    # Every bot comes from 127.0.0.1: the look-up limit per address is for strangers guessing codes.
-    env = {"CRISP_LOOKUP_BURST": "10000", "CRISP_LOOKUP_PER_MINUTE": "10000"}
-    with server_process(tmp_path, env) as (base, _proc):
-        args = ["--url", base, "--rooms", "4", "--players", "3", "--pace", "20", "--crisp", "1", "--duration", "6"]
-        run = subprocess.run(
-            [sys.executable, "-m", "crisp_server", "loadtest", *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+    with server_process(tmp_path, LOOKUPS) as (base, _proc):
+        args = ["--url", base, "--rooms", "4", "--players", "3", "--pace", "20", "--crisp", "1", "--duration", "8"]
+        run = loadtest(*args, "--json")
     assert run.returncode == 0, run.stdout + run.stderr
     games = re.search(r"games finished: (\d+)", run.stdout)
     assert games is not None, run.stdout
@@ -29,15 +46,66 @@ def test_a_short_load_test_plays_games_without_errors(tmp_path: Path) -> None:
     assert "errors: 0 " in run.stdout
     assert "disconnects: 0" in run.stdout
     assert re.search(r"p99 \d+\.\d", run.stdout), run.stdout
+    result = figures(run)
+    assert result["actions_per_s"] > 0
+    assert result["p99_ms"] is not None
+    assert result["errors"] == result["disconnects"] == result["failed_rooms"] == 0
+    # CPU and memory come from the server's /metrics.
+    assert result["server_cpu_s"] is not None
+    assert result["views_per_cpu_s"] > 0
+    assert result["rss_after"] > 0
+
+
+def test_rooms_join_while_others_play_as_fast_as_the_rules_allow(tmp_path: Path) -> None:
+    with server_process(tmp_path, LOOKUPS) as (base, _proc):
+        args = ["--url", base, "--rooms", "4", "--pace", "0", "--duration", "6", "--churn", "2", "--churn-seconds", "2"]
+        run = loadtest(*args, "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    churned = r"while 2 more rooms \(8 players\) joined \(over 2 s\) and began: p99 \d+\.\d ms"
+    assert re.search(churned, run.stdout), run.stdout
+    result = figures(run)
+    assert result["churn_p99_ms"] is not None
+    # With the crisp window's block, a room plays at most about two actions per two seconds, plus specials.
+    assert 0 < result["actions_per_s"] < 3 * 5
+
+
+def test_idle_lobbies_report_memory_per_connection(tmp_path: Path) -> None:
+    with server_process(tmp_path, LOOKUPS) as (base, _proc):
+        run = loadtest("--url", base, "--rooms", "5", "--lobby", "--duration", "3", "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "KB per connection" in run.stdout
+    result = figures(run)
+    assert result["actions_per_s"] == 0
+    assert result["rss_after"] is not None
+
+
+def test_the_bare_server_plays_the_same_bots(tmp_path: Path) -> None:
+    port = free_port()
+    bare = subprocess.Popen([sys.executable, str(ROOT / "bench" / "bare_broadcast.py"), "--port", str(port)])
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the bare server did not start"
+                time.sleep(0.1)
+        args = ["--url", f"http://127.0.0.1:{port}", "--rooms", "3", "--pace", "0", "--duration", "5"]
+        run = loadtest(*args, "--server-pid", str(bare.pid), "--json")
+    finally:
+        bare.terminate()
+        bare.wait(10)
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = figures(run)
+    assert result["actions_per_s"] > 0
+    assert result["errors"] == 0
+    # CPU and memory come from /proc for a server without /metrics.
+    assert result["server_cpu_s"] is not None
+    assert result["rss_after"] is not None
 
 
 def test_the_load_test_refuses_another_machine() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "crisp_server", "loadtest", "--url", "http://192.0.2.10:8000", "--duration", "1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    run = loadtest("--url", "http://192.0.2.10:8000", "--duration", "1")
     assert run.returncode == 2
     assert "--allow-remote" in run.stdout
