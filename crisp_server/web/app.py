@@ -1,7 +1,7 @@
 """The FastAPI app: ``create_app(settings)``. HTTP routes, the static web client and the WebSocket bridge.
 
-Data flows one way: a frame comes in here, is checked (origin, size, rate, shape), and becomes a
-message in a room's inbox. The room answers through the connection's queue. Nothing here knows a rule.
+Data flows one way: a frame comes in here, is checked (origin, size, rate, shape), and is posted to its
+room as a message. The room answers through the connection. Nothing here knows a rule.
 """
 
 from __future__ import annotations
@@ -259,8 +259,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             await _serve(conn, websocket, receive)
         finally:
             metrics.connections.dec()
-            # The room that admitted this connection, and the one last addressed (an entry may still be in
-            # its inbox, ahead of this Detach); usually the same room.
+            # The room that admitted this connection, and the one it last addressed (which may have refused
+            # it); usually the same room.
             for room in {r for r in (conn.room, conn.target) if r is not None}:
                 room.post(Detach(conn))
             await conn.finish()
