@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+import orjson
 from sqlalchemy import Connection, Engine, Table, bindparam, create_engine, delete, event, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -408,7 +409,8 @@ class Store:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        kwargs: dict[str, Any] = {}
+        # orjson for the JSON columns (options, decks, action data): the standard json module is slower.
+        kwargs: dict[str, Any] = {"json_serializer": _json_text, "json_deserializer": orjson.loads}
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
@@ -645,6 +647,10 @@ def record_document(
         "first_dealer": game.first_dealer,
         "rounds": out_rounds,
     }
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
