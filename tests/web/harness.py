@@ -15,7 +15,6 @@ from crisp_server.client import CrispClient
 from crisp_server.rooms.clock import ManualClock
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
-from crisp_server.web.wsproto import FastTextProtocol
 
 
 @dataclass
@@ -75,7 +74,7 @@ async def running_server(*, persist: bool = False, **settings: Any) -> AsyncIter
     clock = ManualClock()
     app = create_app(Settings(**settings), clock, persist=persist)
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, ws=FastTextProtocol, log_level="warning", lifespan="on", ws_max_size=65536
+        app, host="127.0.0.1", port=0, ws="websockets-sansio", log_level="warning", lifespan="on", ws_max_size=65536
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())
