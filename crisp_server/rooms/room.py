@@ -993,8 +993,11 @@ class Room:
         return you
 
     def _message(self, conn: Member, kind: str, events: list[Any]) -> bytes:
-        head = b'{"type":"%s","v":%d,' % (kind.encode(), self.v)
-        return head + self._shared() + self._private_part(self.members.get(conn), orjson.dumps(events))
+        return self._public_part(kind) + self._private_part(self.members.get(conn), orjson.dumps(events))
+
+    def _public_part(self, kind: str) -> bytes:
+        """The start of a message: its type and version, then what every recipient sees."""
+        return b'{"type":"%s","v":%d,' % (kind.encode(), self.v) + self._shared()
 
     def _private_part(self, seat: Seat | None, events: bytes) -> bytes:
         """The end of a message: what only this member sees, then the events (already encoded)."""
@@ -1009,7 +1012,7 @@ class Room:
         """Version the change and send each member its own message."""
         self.v += 1
         # Encoded once: the head and the public part; the events too unless some are addressed to a seat.
-        start = b'{"type":"update","v":%d,' % self.v + self._shared()
+        start = self._public_part("update")
         dicts = [event_to_dict(e) for e in events]
         private = any(e.to is not None for e in events)
         public = b""

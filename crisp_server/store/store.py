@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import orjson
 from sqlalchemy import Connection, Engine, Table, bindparam, create_engine, delete, event, insert, select, update
@@ -45,10 +45,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Op(Protocol):
-    def apply(self, conn: Connection) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class SeatData:
     name: str
@@ -68,9 +64,6 @@ class SaveRoom:
     host: int
     options: dict[str, Any]
     seats: tuple[SeatData, ...]
-
-    def apply(self, conn: Connection) -> None:
-        _apply_all(conn, [self])
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +94,6 @@ class StartGame:
             "started_at": _now(),
         }
 
-    def apply(self, conn: Connection) -> None:
-        _apply_all(conn, [self])
-
 
 @dataclass(frozen=True, slots=True)
 class StartRound:
@@ -114,9 +104,6 @@ class StartRound:
 
     def row(self) -> dict[str, Any]:
         return {"game_id": self.game_id, "index": self.index, "deck": list(self.deck), "salt": self.salt, "resumes": []}
-
-    def apply(self, conn: Connection) -> None:
-        _apply_all(conn, [self])
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +128,6 @@ class AppendAction:
             "data": extra,
         }
 
-    def apply(self, conn: Connection) -> None:
-        _apply_all(conn, [self])
-
 
 #: Each room as last committed in this process (what it believed written is forgotten when a commit fails).
 Written = dict[str, "SaveRoom"]
@@ -167,6 +151,7 @@ class _Run:
         self.finished: list[FinishGame] = []
 
     def take(self, op: Op) -> bool:
+        """Gather ``op`` if it can be written with the others (``CloseRoom`` and ``AddResume`` cannot)."""
         if isinstance(op, SaveRoom):
             self.rooms[op.room_id] = op
         elif isinstance(op, StartGame):
@@ -301,6 +286,7 @@ def _apply_all(conn: Connection, ops: Sequence[Op], written: Written | None = No
     for op in ops:
         if run.take(op):
             continue
+        assert isinstance(op, CloseRoom | AddResume)
         run.write(conn, cache)
         op.apply(conn)
         if isinstance(op, CloseRoom):
@@ -316,9 +302,6 @@ class SetClock:
     round_index: int
     end_at: int
     ended: bool = False
-
-    def apply(self, conn: Connection) -> None:
-        _apply_all(conn, [self])
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,8 +327,9 @@ class FinishGame:
     totals: tuple[int, ...]
     winners: tuple[int, ...]
 
-    def apply(self, conn: Connection) -> None:
-        _apply_all(conn, [self])
+
+#: What a room hands the store to write.
+Op = SaveRoom | CloseRoom | StartGame | StartRound | AppendAction | SetClock | AddResume | FinishGame
 
 
 # -- reading ---------------------------------------------------------------------------------------------
