@@ -1,0 +1,163 @@
+"""SQLite's write path without ``Connection.execute`` (issue 7) stores exactly what SQLAlchemy stores."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine
+
+from crisp_server.engine import Timed
+from crisp_server.engine.actions import CallCrisp, Discard, Draw, Source, Swap
+from crisp_server.engine.cards import Slot
+from crisp_server.store.migrate import upgrade
+from crisp_server.store.store import (
+    _ROUND_INSERT,
+    AppendAction,
+    CloseRoom,
+    FinishGame,
+    Op,
+    SaveRoom,
+    SeatData,
+    SetClock,
+    StartGame,
+    StartRound,
+    Store,
+    Written,
+    _apply_all,
+    _Core,
+    _Sqlite,
+)
+
+TABLES = ("rooms", "seats", "games", "rounds", "actions", "results")
+OPTIONS = {"score_limit": 50, "turn_seconds": 30, "discard_draw": True}
+
+
+def _seats(*names: str, left: int | None = None) -> tuple[SeatData, ...]:
+    when = datetime(2026, 11, 30, 5, 30, 1, 250000, tzinfo=UTC)
+    return tuple(SeatData(n, f"{i:064x}", i == left, when if i else None) for i, n in enumerate(names))
+
+
+def _groups() -> list[list[Op]]:
+    """Every statement of a group commit: new and known rooms, changed seats and options, games, rounds,
+    actions of each shape, clocks, a finished game and a closed room."""
+    room = SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "lobby", 0, OPTIONS, _seats("Ana", "Ben"))
+    game = StartGame("g1", "r1", ("Ana", "Ben"), ("a" * 64, "b" * 64), OPTIONS, 1)
+    deck = tuple(f"{r}{s}" for s in "SHDC" for r in "A23456789TJQK")
+    actions = [
+        Timed(10, Draw(0)),
+        Timed(2500, Discard(0)),
+        Timed(2600, Draw(1, Source.DISCARD)),
+        Timed(2700, Swap(1, Slot.RIGHT)),
+        Timed(4100, CallCrisp(0)),
+    ]
+    return [
+        [room, SaveRoom("r2", "GHJKLM", "http://x/r/GHJKLM", "lobby", 1, OPTIONS, _seats("Cem"))],
+        [
+            SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "play", 1, OPTIONS, _seats("Ana", "Ben")),
+            game,
+            StartRound("g1", 0, deck, "ab" * 16),
+            *(AppendAction("g1", 0, i, t) for i, t in enumerate(actions[:3])),
+        ],
+        [
+            *(AppendAction("g1", 0, i + 3, t) for i, t in enumerate(actions[3:])),
+            SetClock("g1", 0, 5000),
+            SetClock("g1", 0, 6000, ended=True),
+            SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "result", 1, OPTIONS, _seats("Ana", "Ben", left=1)),
+            FinishGame("g1", (12, 30), (0,)),
+        ],
+        [
+            SaveRoom("r2", "GHJKLM", "http://x/r/GHJKLM", "lobby", 0, {**OPTIONS, "score_limit": 100}, _seats("Cem")),
+            CloseRoom("r2"),
+            SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "lobby", 1, OPTIONS, _seats("Ana", "Ben", left=1)),
+        ],
+    ]
+
+
+def _database(path: Path) -> str:
+    """A migrated database; the URL of its plain (pysqlite) driver, as the store's writer uses."""
+    upgrade(f"sqlite+aiosqlite:///{path}")
+    return f"sqlite:///{path}"
+
+
+def _rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's rows, the clock-dependent times masked (both paths write their own 'now')."""
+    path = url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for table in TABLES:
+            cursor = db.execute(f"SELECT * FROM {table} ORDER BY 1, 2")
+            names = [d[0] for d in cursor.description]
+            masked = {"created_at", "updated_at", "started_at", "finished_at", "closed_at"}
+            out[table] = [
+                tuple(
+                    (value is not None) if name in masked and table != "seats" else value
+                    for name, value in zip(names, row, strict=True)
+                )
+                for row in cursor.fetchall()
+            ]
+        return out
+
+
+def test_the_fast_path_stores_what_sqlalchemy_stores(tmp_path: Path) -> None:
+    core_url, fast_url = _database(tmp_path / "core.db"), _database(tmp_path / "fast.db")
+    core_engine, fast_engine = create_engine(core_url), create_engine(fast_url)
+    core_written: Written = {}
+    fast_written: Written = {}
+    raw = fast_engine.raw_connection()
+    try:
+        fast = _Sqlite(raw.driver_connection, fast_engine.dialect)  # type: ignore[arg-type]
+        for group in _groups():
+            with core_engine.begin() as conn:
+                _apply_all(_Core(conn), group, core_written)
+            _apply_all(fast, group, fast_written)
+            fast.dbapi.commit()
+    finally:
+        raw.close()
+        core_engine.dispose()
+        fast_engine.dispose()
+    core, fast_rows = _rows(core_url), _rows(fast_url)
+    assert fast_rows == core
+    # The groups reached every table, and seats carry their times in SQLAlchemy's own text form.
+    assert all(core[table] for table in TABLES)
+    assert "2026-11-30 05:30:01.250000" in {row[-1] for row in core["seats"]}
+    assert core_written == fast_written
+
+
+def test_rows_must_give_the_columns_sqlalchemy_would_fill_from_defaults(tmp_path: Path) -> None:
+    """``rounds.resumes`` and ``rounds.ended`` have Python-side defaults that only ``Connection.execute``
+    fills in: the fast path refuses rows without them rather than store NULLs."""
+    engine = create_engine(_database(tmp_path / "x.db"))
+    raw = engine.raw_connection()
+    try:
+        fast = _Sqlite(raw.driver_connection, engine.dialect)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="the statement binds"):
+            fast.many(_ROUND_INSERT, [{"game_id": "g", "index": 0, "deck": [], "salt": ""}])
+    finally:
+        raw.close()
+        engine.dispose()
+
+
+async def test_the_wal_is_checkpointed_by_the_store_not_by_the_writer(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'w.db'}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    try:
+        await store.commit(_groups()[0])
+        # Far past SQLite's own checkpoint at 1,000 pages: the writer never stops to copy the WAL.
+        names = tuple(f"{'x' * 70}{i}" for i in range(8))
+        for i in range(400):
+            seats = _seats(*names, left=i % 8)
+            await store.commit([SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "lobby", i % 2, OPTIONS, seats)])
+        wal = tmp_path / "w.db-wal"
+        assert wal.stat().st_size > 1000 * 4096
+        busy, frames, copied = await store.checkpoint()
+        assert busy == 0
+        assert frames == copied > 1000
+    finally:
+        await store.close()
