@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import io
 import logging
 import time
@@ -33,6 +32,7 @@ from crisp_server.rooms.tokens import is_room_code, normalize_code, token_matche
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
+from crisp_server.web.collector import Collector
 from crisp_server.web.connection import Connection
 from crisp_server.web.metrics import Metrics
 
@@ -41,8 +41,6 @@ CLOSE_POLICY: Final = 1008
 DEFAULT_STATIC = Path(__file__).resolve().parent.parent.parent / "static"
 #: How often idle rooms and old games are looked for.
 SWEEP_SECONDS: Final = 600.0
-#: Freeze the objects that exist (gc.freeze) after every this many new connections.
-FREEZE_EVERY: Final = 1000
 
 log = logging.getLogger("crisp.web")
 
@@ -113,6 +111,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     registry.observe_action = metrics.action_latency.observe
     if store is not None:
         store.on_commit.append(metrics.on_commit)
+    collector = Collector()
     limiter = AddressLimiter(settings.lookup_burst, settings.lookup_per_minute)
     static_dir = _static_dir(settings.static_dir)
     # Compared as browsers send an Origin: lower case, no trailing slash (a list given in code or as JSON
@@ -122,7 +121,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         allowed.add(_origin_of(settings.public_url))
 
     async def sweep() -> None:
-        """Retention, every few minutes: idle rooms close, old finished games go."""
+        """Retention, every few minutes: idle rooms close, old finished games go, and the one full garbage
+        collection of the period runs."""
         idle = timedelta(hours=settings.idle_lobby_hours)
         while True:
             await asyncio.sleep(SWEEP_SECONDS)
@@ -132,6 +132,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
                     await store.purge(idle, timedelta(days=settings.keep_finished_days))
             except Exception:
                 log.exception("the retention sweep failed; it will run again")
+            collector.full()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -141,10 +142,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             await asyncio.to_thread(upgrade, database_url, settings.migrations_dir)
             await store.start()
             await registry.restore(await store.open_rooms())
-        # What exists now lives as long as the process: keep it out of the cyclic collector's scans,
-        # whose full passes over thousands of connections stall every room (issue 7).
-        gc.collect()
-        gc.freeze()
+        collector.start()
         sweeper = asyncio.get_running_loop().create_task(sweep())
         try:
             yield
@@ -153,6 +151,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             await registry.shutdown()
             if store is not None:
                 await store.close()
+            collector.stop()
 
     app = FastAPI(title="Crisp", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
@@ -252,9 +251,6 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         conn = Connection(send, settings.send_queue, client_address(websocket), metrics.messages_out.inc)
         conn.start()
         metrics.connections.inc()
-        accepted[0] += 1
-        if accepted[0] % FREEZE_EVERY == 0:
-            gc.freeze()  # after a wave of joins, as at start-up
         try:
             await _serve(conn, websocket, receive)
         finally:
@@ -264,8 +260,6 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             for room in {r for r in (conn.room, conn.target) if r is not None}:
                 room.post(Detach(conn))
             await conn.finish()
-
-    accepted = [0]  # connections accepted so far
 
     async def _serve(conn: Connection, websocket: WebSocket, receive: Receive) -> None:
         bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, _now_ms())

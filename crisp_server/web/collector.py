@@ -1,0 +1,44 @@
+"""How the server uses CPython's cyclic garbage collector (issue 7).
+
+Measured under load (2,000 rooms of 4 playing), the collector found no garbage at all while rooms played:
+what a busy server allocates is freed by reference counting. Its passes still cost about a tenth of the
+CPU and stalled every room at once, for up to 30 ms for the young generations and 100-600 ms for full
+passes over thousands of connections. Cyclic garbage comes from connections opening and closing
+(uvicorn's HTTP protocol object, left behind by each WebSocket upgrade, is a cycle: a few KB each).
+
+So the server turns automatic collection off once it has started and runs one full collection itself at
+every retention sweep (``SWEEP_SECONDS``). Cyclic garbage lives at most one sweep period; the price is
+one full pass then (about 0.3 s with 8,000 connections, once every ten minutes).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+
+log = logging.getLogger("crisp.web")
+
+
+class Collector:
+    def __init__(self) -> None:
+        self._was_enabled: bool | None = None
+
+    def start(self) -> None:
+        """After start-up: one full collection, then none until :meth:`full`."""
+        self._was_enabled = gc.isenabled()
+        gc.collect()
+        gc.disable()
+
+    def full(self) -> int:
+        """One full collection; returns how many objects it found unreachable."""
+        start = time.perf_counter()
+        found = gc.collect()
+        log.info("full garbage collection: %d unreachable, %.0f ms", found, (time.perf_counter() - start) * 1000)
+        return found
+
+    def stop(self) -> None:
+        """Give the process back its collector as it was."""
+        if self._was_enabled:
+            gc.enable()
+        self._was_enabled = None
