@@ -346,7 +346,10 @@ async def _room(plan: Plan, stats: Stats, rng: random.Random, stop: asyncio.Even
         while not stop.is_set():
             beat = time.perf_counter()
             acted = await room.step()
-            wait = plan.interval - (time.perf_counter() - beat) if acted else room.idle_wait()
+            # Each beat drawn around the interval (as players' are): beats of a fixed length would let one
+            # stall of the server line thousands of rooms up, to act in the same instant from then on.
+            interval = plan.interval * rng.uniform(0.5, 1.5)
+            wait = interval - (time.perf_counter() - beat) if acted else room.idle_wait()
             if wait > 0:
                 await asyncio.sleep(wait)
     finally:
