@@ -152,10 +152,10 @@ class Fairness:
 
     salt: str
     deck: tuple[str, ...]
+    commitment: str = field(init=False)  # in every room state: hashed once
 
-    @property
-    def commitment(self) -> str:
-        return deck_commitment(self.salt, self.deck)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "commitment", deck_commitment(self.salt, self.deck))
 
 
 def deck_commitment(salt: str, deck: Sequence[str]) -> str:

@@ -248,7 +248,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         if (await receive())["type"] != "websocket.connect":
             return
         await send({"type": "websocket.accept"})
-        conn = Connection(send, settings.send_queue, client_address(websocket), metrics.messages_out.inc)
+        conn = Connection(send, settings.send_queue, client_address(websocket), metrics.sent)
         conn.start()
         metrics.connections.inc()
         try:
@@ -278,7 +278,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
                 data = frame.get("bytes")
             if data is None:
                 continue
-            metrics.messages_in.inc()
+            metrics.received()
             v = conn.room.v if conn.room is not None else 0
             if not bucket.take(_now_ms()):
                 if not strikes.take(_now_ms()):  # a flood, not a burst: hang up

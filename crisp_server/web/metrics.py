@@ -10,7 +10,7 @@ from collections import Counter as Tally
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from crisp_server.rooms.room import Phase
@@ -31,6 +31,19 @@ class _RoomsByPhase(Collector):
         yield family
 
 
+class _Frames(Collector):
+    """Frames in and out: counted with a plain addition per frame, read when scraped (a prometheus
+    ``Counter`` takes a lock for each one: ~1.5% of a busy server's CPU)."""
+
+    def __init__(self) -> None:
+        self.received = 0
+        self.sent = 0
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily("crisp_messages_in", "WebSocket frames received", value=self.received)
+        yield CounterMetricFamily("crisp_messages_out", "WebSocket frames sent", value=self.sent)
+
+
 class Metrics:
     def __init__(self, phases: Callable[[], list[Phase]]) -> None:
         self.registry = CollectorRegistry()
@@ -38,8 +51,8 @@ class Metrics:
         # process_resident_memory_bytes and friends (Linux): what the load test reads before and after.
         ProcessCollector(registry=self.registry)
         self.connections = Gauge("crisp_connections", "Open WebSocket connections", registry=self.registry)
-        self.messages_in = Counter("crisp_messages_in", "WebSocket frames received", registry=self.registry)
-        self.messages_out = Counter("crisp_messages_out", "WebSocket frames sent", registry=self.registry)
+        self.frames = _Frames()
+        self.registry.register(self.frames)
         self.refused = Counter(
             "crisp_messages_refused", "Frames refused (too large, bad, rate-limited)", ["code"], registry=self.registry
         )
@@ -53,6 +66,12 @@ class Metrics:
             "crisp_db_commit_seconds", "Duration of one group commit", buckets=LATENCY_BUCKETS, registry=self.registry
         )
         self.db_ops = Counter("crisp_db_operations", "Operations written to the database", registry=self.registry)
+
+    def received(self) -> None:
+        self.frames.received += 1
+
+    def sent(self) -> None:
+        self.frames.sent += 1
 
     def on_commit(self, seconds: float, ops: int) -> None:
         self.db_commit.observe(seconds)
