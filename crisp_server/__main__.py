@@ -109,28 +109,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "loadtest":
         import uvloop
 
+        from .collector import Collector
         from .loadtest import run
 
         if not 2 <= args.players <= 8:
             print("--players must be 2 to 8", file=sys.stderr)
             return 2
-        return uvloop.run(
-            run(
-                args.url,
-                args.rooms,
-                args.players,
-                pace=args.pace,
-                duration=args.duration,
-                crisp=args.crisp,
-                allow_remote=args.allow_remote,
-                seed=args.seed,
-                lobby=args.lobby,
-                churn=args.churn,
-                churn_seconds=args.churn_seconds,
-                server_pid=args.server_pid,
-                json_out=args.json,
+        # Its own collector's pauses would count as the server's latency (see crisp_server.collector).
+        collector = Collector()
+        collector.start()
+        try:
+            return uvloop.run(
+                run(
+                    args.url,
+                    args.rooms,
+                    args.players,
+                    pace=args.pace,
+                    duration=args.duration,
+                    crisp=args.crisp,
+                    allow_remote=args.allow_remote,
+                    seed=args.seed,
+                    lobby=args.lobby,
+                    churn=args.churn,
+                    churn_seconds=args.churn_seconds,
+                    server_pid=args.server_pid,
+                    json_out=args.json,
+                )
             )
-        )
+        finally:
+            collector.stop()
     if args.command == "bench":
         from .bench import bench_engine
 

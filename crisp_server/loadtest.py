@@ -48,6 +48,8 @@ EVENT_OF = {
 
 #: Refusals that only mean a bot raced the clock (a Crisp call as its window closed): not errors.
 RACES = frozenset(("crisp_not_allowed", "too_early"))
+#: The same for a bot's last message of this type: a "ready" that arrived as the peek ended.
+RACES_AFTER = {"wrong_phase": "ready"}
 
 #: The clocks in a state (milliseconds left) that say when a waiting room may go on.
 CLOCKS = ("may_draw_in", "window_closes_in", "peek_ends_in", "next_round_in")
@@ -90,6 +92,7 @@ class Bot(WSListener):
         self.state: dict[str, Any] | None = None
         self.received = 0.0  # when the state arrived (its clocks count from then)
         self.readied: tuple[str, int] | None = None  # the (phase, round) it last said ready in
+        self.last_sent = ""  # the type of the last message it sent
         self.welcome: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._parts: list[bytes] = []
 
@@ -128,7 +131,7 @@ class Bot(WSListener):
             code = str(message.get("code"))
             if not self.welcome.done():
                 self.welcome.set_exception(RuntimeError(code))
-            if code in RACES:
+            if code in RACES or RACES_AFTER.get(code, "") == self.last_sent:
                 stats.races += 1
             else:
                 stats.errors += 1
@@ -142,6 +145,7 @@ class Bot(WSListener):
 
     def send(self, message: dict[str, Any]) -> None:
         if self.transport is not None:
+            self.last_sent = message["type"]
             self.transport.send(WSMsgType.TEXT, orjson.dumps(message))
 
     def hang_up(self) -> None:

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crisp_server import __version__
 from crisp_server import protocol as p
+from crisp_server.collector import Collector
 from crisp_server.rooms.clock import Clock, LoopClock
 from crisp_server.rooms.registry import Registry
 from crisp_server.rooms.room import Detach, Inbound, Phase, TokenBucket, clean_name
@@ -32,7 +33,6 @@ from crisp_server.rooms.tokens import is_room_code, normalize_code, token_matche
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
-from crisp_server.web.collector import Collector
 from crisp_server.web.connection import Connection
 from crisp_server.web.metrics import Metrics
 

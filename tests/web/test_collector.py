@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from crisp_server.web.collector import Collector
+from crisp_server.collector import Collector
 
 
 class Node:
