@@ -568,6 +568,9 @@ class Store:
     async def _write_loop(self) -> None:
         while True:
             batch = [await self._queue.get()]
+            # Let the loop run what is ready once more: the rooms handling messages that arrived with this
+            # one submit too, and are written in the same commit (a commit costs more than its rows).
+            await asyncio.sleep(0)
             while not self._queue.empty() and len(batch) < 1000:
                 batch.append(self._queue.get_nowait())
             batch = [item for item in batch if not _skipped(item)]
