@@ -47,6 +47,8 @@ _RESULTS = cast(Table, ResultRow.__table__)
 
 #: How often the WAL is copied into the SQLite database file (when something was written).
 CHECKPOINT_SECONDS = 1.0
+#: How long a SQLite connection waits for another one's write lock.
+BUSY_SECONDS = 30.0
 
 
 def _now() -> datetime:
@@ -477,7 +479,7 @@ class Store:
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-            kwargs["connect_args"] = {"timeout": 30}
+            kwargs["connect_args"] = {"timeout": BUSY_SECONDS}
         else:
             kwargs["pool_pre_ping"] = True
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
@@ -501,6 +503,10 @@ class Store:
             self._sync_engine = create_engine(parsed.set(drivername="sqlite"), **kwargs)
             event.listen(self._sync_engine, "connect", _sqlite_pragmas)
         self._queue: asyncio.Queue[_Submission] = asyncio.Queue()
+        # Held by every write transaction. SQLite's group commits run on the event loop: one that met the
+        # write lock of a transaction going on through aiosqlite (the retention purge) would wait with
+        # the loop stopped, and that transaction could never finish.
+        self._writing = asyncio.Lock()
         self._writer: asyncio.Task[None] | None = None
         self.timing = Timing()
         self._written: Written = {}  # per room, as last committed
@@ -629,6 +635,10 @@ class Store:
 
     async def _transaction(self, ops: Sequence[Op], written: Written) -> None:
         """Apply ``ops`` in one transaction: SQLite synchronously, PostgreSQL through asyncpg."""
+        async with self._writing:
+            await self._write(ops, written)
+
+    async def _write(self, ops: Sequence[Op], written: Written) -> None:
         fast = self._fast
         if fast is not None and not any(isinstance(op, AddResume) for op in ops):  # a resume reads its round
             try:
@@ -720,7 +730,7 @@ class Store:
         """Retention: close lobbies idle for ``idle_lobby``; delete games finished before ``keep_finished``,
         and closed rooms with no game left. The number of lobbies closed and games deleted."""
         now = _now()
-        async with self.sessions.begin() as session:
+        async with self._writing, self.sessions.begin() as session:
             closed = await session.execute(
                 update(RoomRow)
                 .where(RoomRow.closed_at.is_(None), RoomRow.phase == "lobby", RoomRow.updated_at < now - idle_lobby)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -159,5 +159,36 @@ async def test_the_wal_is_checkpointed_by_the_store_not_by_the_writer(tmp_path: 
         busy, frames, copied = await store.checkpoint()
         assert busy == 0
         assert frames == copied > 1000
+    finally:
+        await store.close()
+
+
+async def test_the_retention_purge_and_group_commits_take_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The purge writes through aiosqlite while group commits run on the event loop: a commit that met the
+    purge's write lock would wait with the loop stopped, and the purge could never finish (until SQLite's
+    busy timeout failed the commit)."""
+    monkeypatch.setattr("crisp_server.store.store.BUSY_SECONDS", 0.5)
+    url = f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    stop = asyncio.Event()
+
+    async def play(room: int) -> int:
+        commits = 0
+        while not stop.is_set():
+            phase = ("lobby", "play")[commits % 2]
+            await store.commit([SaveRoom(f"r{room}", f"C{room:05d}", "l", phase, 0, OPTIONS, _seats("Ana"))])
+            commits += 1
+        return commits
+
+    try:
+        players = [asyncio.create_task(play(i)) for i in range(20)]
+        for _ in range(20):
+            await asyncio.wait_for(store.purge(timedelta(hours=24), timedelta(days=30)), 5)
+        stop.set()
+        assert min(await asyncio.wait_for(asyncio.gather(*players), 5)) > 0
     finally:
         await store.close()
