@@ -140,9 +140,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         if store is not None:
             # Migrations first (Alembic runs its own loop: in a thread), then every room comes back.
             await asyncio.to_thread(upgrade, database_url, settings.migrations_dir)
+        collector.start()  # before any room exists: rooms are not frozen, their garbage is collected
+        if store is not None:
             await store.start()
             await registry.restore(await store.open_rooms())
-        collector.start()
         sweeper = asyncio.get_running_loop().create_task(sweep())
         try:
             yield

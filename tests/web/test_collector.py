@@ -27,6 +27,7 @@ def test_no_automatic_passes_until_the_sweep_runs_one() -> None:
     collector.start()
     try:
         assert not gc.isenabled()
+        assert gc.get_freeze_count() > 0  # what existed at start-up
         watched = _cycle()
         kept = [Node() for _ in range(50_000)]  # far past the young generation's threshold
         assert watched() is not None
@@ -36,6 +37,7 @@ def test_no_automatic_passes_until_the_sweep_runs_one() -> None:
     finally:
         collector.stop()
     assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
 
 
 def test_stop_leaves_a_collector_that_was_off_off() -> None:
