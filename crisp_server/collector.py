@@ -9,8 +9,8 @@ passes over thousands of connections. Cyclic garbage comes from connections open
 So the server turns automatic collection off once it has started and runs one collection itself at
 every retention sweep (``SWEEP_SECONDS``): cyclic garbage lives at most one sweep period. What exists
 when it starts (modules, classes, the framework) is frozen first (``gc.freeze``), so that pass only
-walks what came later. The price is that pass: about 150 ms with 800 connections, 1.1 s with 8,000,
-once every ten minutes.
+walks what came later. The price is that pass: about 60 ms with 800 connections, 1 s with 8,000, once
+every ten minutes.
 
 The load test does the same for the length of its run: its bots hold thousands of parsed views, and its
 collector's pauses (up to 80 ms with 500 rooms) would be counted as the server's latency.

@@ -476,9 +476,13 @@ class Store:
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         # orjson for the JSON columns (options, decks, action data): the standard json module is slower.
         kwargs: dict[str, Any] = {"json_serializer": _json_text, "json_deserializer": orjson.loads}
+        # The SQLite file, if the database is one (not in memory).
+        self._sqlite_path = (
+            parsed.database if self.is_sqlite and parsed.database not in (None, "", ":memory:") else None
+        )
         if self.is_sqlite:
-            if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            if self._sqlite_path is not None:
+                Path(self._sqlite_path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": BUSY_SECONDS}
         else:
             kwargs["pool_pre_ping"] = True
@@ -492,9 +496,6 @@ class Store:
         self._fast: _Sqlite | None = None
         # Checkpoints (copying the WAL into the database file, with an fsync) take milliseconds to tens of
         # milliseconds: the writer's connection never runs them, a thread does (see _checkpoint_loop).
-        self._sqlite_path = (
-            parsed.database if self.is_sqlite and parsed.database not in (None, "", ":memory:") else None
-        )
         self._checkpointer: sqlite3.Connection | None = None
         self._checkpoints: asyncio.Task[None] | None = None
         self._since_checkpoint = 0
@@ -518,7 +519,7 @@ class Store:
             self._fast = _Sqlite(cast(sqlite3.Connection, self._raw.driver_connection), self._sync_engine.dialect)
             if self._sqlite_path is not None:
                 self._fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")
-                self._checkpointer = sqlite3.connect(self._sqlite_path, timeout=30, check_same_thread=False)
+                self._checkpointer = sqlite3.connect(self._sqlite_path, timeout=BUSY_SECONDS, check_same_thread=False)
                 self._checkpoints = asyncio.get_running_loop().create_task(
                     self._checkpoint_loop(), name="store checkpoints"
                 )
