@@ -495,7 +495,7 @@ class Store:
         self._raw: PoolProxiedConnection | None = None  # held by the writer from start() to close()
         self._fast: _Sqlite | None = None
         # Checkpoints (copying the WAL into the database file, with an fsync) take milliseconds to tens of
-        # milliseconds: the writer's connection never runs them, a thread does (see _checkpoint_loop).
+        # milliseconds: the writer's connection never runs them, a thread does (see checkpoint()).
         self._checkpointer: sqlite3.Connection | None = None
         self._checkpoints: asyncio.Task[None] | None = None
         self._since_checkpoint = 0
@@ -622,17 +622,25 @@ class Store:
                     log.exception("a WAL checkpoint failed; the next one will try again")
 
     async def checkpoint(self) -> tuple[int, int, int]:
-        """Copy what the WAL holds into the database file, in a thread, without blocking the writer
-        (``PASSIVE``). Returns SQLite's answer: (busy, frames in the WAL, frames copied)."""
-        connection = self._checkpointer
-        if connection is None:
+        """Copy the WAL into the database file, in a thread, and leave it wholly copied, so that the next
+        commit starts the WAL over from its beginning. Returns SQLite's answer to the last pass: (busy,
+        frames in the WAL, frames copied).
+
+        A ``PASSIVE`` checkpoint copies the frames that were there when it began. On a busy server commits
+        land during every pass, the WAL is never wholly copied and so never starts over: it grew by 13 MB
+        a second, and every page read searched its index (issue 7). So a first pass copies the bulk while
+        commits go on, and a second one holds commits back (not the event loop: they wait their turn)
+        while it copies what they added meanwhile, usually a few milliseconds' worth."""
+        if self._checkpointer is None:
             return (0, 0, 0)
         self._since_checkpoint = 0
+        await asyncio.to_thread(self._checkpoint_pass)
+        async with self._writing:
+            return await asyncio.to_thread(self._checkpoint_pass)
 
-        def run() -> tuple[int, int, int]:
-            return cast(tuple[int, int, int], connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone())
-
-        return await asyncio.to_thread(run)
+    def _checkpoint_pass(self) -> tuple[int, int, int]:
+        assert self._checkpointer is not None
+        return cast(tuple[int, int, int], self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone())
 
     async def _transaction(self, ops: Sequence[Op], written: Written) -> None:
         """Apply ``ops`` in one transaction: SQLite synchronously, PostgreSQL through asyncpg."""

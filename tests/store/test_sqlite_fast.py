@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -160,6 +161,59 @@ async def test_the_wal_is_checkpointed_by_the_store_not_by_the_writer(tmp_path: 
         assert busy == 0
         assert frames == copied > 1000
     finally:
+        await store.close()
+
+
+async def test_a_checkpoint_leaves_the_wal_wholly_copied_so_that_it_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that cannot copy the whole WAL (as when commits land while it copies: here a reader holds on
+    to an older snapshot): the checkpoint must still leave it wholly copied, or the WAL never starts over
+    from its beginning and grows for as long as the server is busy."""
+    path = tmp_path / "g.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    names = tuple(f"{'x' * 70}{i}" for i in range(8))
+
+    def save(i: int) -> list[Op]:
+        return [SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "lobby", i % 2, OPTIONS, _seats(*names, left=i % 8))]
+
+    def wal_frames() -> int:  # (a checkpoint of its own: its answer counts the frames before it copies)
+        with contextlib.closing(sqlite3.connect(path)) as other:
+            row = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        return int(row[1])
+
+    passes: list[tuple[int, int, int]] = []
+    real_pass = store._checkpoint_pass
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+    def reader_leaves_after_the_first() -> tuple[int, int, int]:
+        result = real_pass()
+        passes.append(result)
+        if len(passes) == 1:
+            reader.execute("COMMIT")  # the snapshot that held the first pass back is gone
+        return result
+
+    try:
+        await store.commit(_groups()[0])
+        for i in range(200):
+            await store.commit(save(i))
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM rooms").fetchall()
+        for i in range(200):
+            await store.commit(save(i))
+        monkeypatch.setattr(store, "_checkpoint_pass", reader_leaves_after_the_first)
+        busy, frames, copied = await store.checkpoint()
+        (first,) = passes[:1]
+        assert first[2] < first[1]  # the first pass could not copy it all
+        assert busy == 0
+        assert frames == copied > first[2]
+        await store.commit(save(1))
+        assert wal_frames() < 20  # the commit after the checkpoint started the WAL over
+    finally:
+        reader.close()
         await store.close()
 
 
