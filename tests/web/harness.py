@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from crisp_server.client import CrispClient
 from crisp_server.rooms.clock import ManualClock
+from crisp_server.serve import SpreadPings
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 
@@ -68,13 +69,22 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def running_server(*, persist: bool = False, **settings: Any) -> AsyncIterator[Harness]:
-    """A server on a free port. Without ``persist`` it keeps no database (the protocol tests do not need one);
-    with it, pass ``database_url`` or ``data_dir``."""
+async def running_server(
+    *, persist: bool = False, ping_interval: float = 20.0, **settings: Any
+) -> AsyncIterator[Harness]:
+    """A server on a free port, with the WebSocket protocol the real one uses. Without ``persist`` it keeps
+    no database (the protocol tests do not need one); with it, pass ``database_url`` or ``data_dir``."""
     clock = ManualClock()
     app = create_app(Settings(**settings), clock, persist=persist)
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, ws="websockets-sansio", log_level="warning", lifespan="on", ws_max_size=65536
+        app,
+        host="127.0.0.1",
+        port=0,
+        ws=SpreadPings,
+        ws_ping_interval=ping_interval,
+        log_level="warning",
+        lifespan="on",
+        ws_max_size=65536,
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())
