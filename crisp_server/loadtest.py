@@ -66,7 +66,7 @@ class Stats:
     rounds: int = 0
     rooms_ready: int = 0
     churn_ready: int = 0  # --churn rooms playing
-    warm: bool = False  # every first room is playing: latencies count from then on (not during the joins)
+    warm: bool = False  # latencies count while true: from every first room playing to the window closing
     churning: bool = False  # from the first --churn room's connection until all of them play
     latencies: list[float] = field(default_factory=list)
     churn_latencies: list[float] = field(default_factory=list)
@@ -277,18 +277,21 @@ def _loopback(host: str) -> bool:
 
 
 class Probe:
-    """The server's CPU seconds and resident memory: from ``/proc`` given its pid, else its ``/metrics``."""
+    """The server's CPU seconds and resident memory: from ``/proc`` given its pid, else its ``/metrics``.
+
+    One HTTP client for the whole run, made before any bot plays: making one stops the event loop for tens
+    of milliseconds (it loads the trusted certificates), which the bots would count as server latency."""
 
     def __init__(self, base: str, pid: int | None) -> None:
         self.base = base
         self.pid = pid
+        self.http = httpx.AsyncClient(timeout=10) if pid is None else None
 
     async def sample(self) -> tuple[float | None, float | None]:
-        if self.pid is not None:
+        if self.http is None:
             return self._proc()
         try:
-            async with httpx.AsyncClient(timeout=10) as http:
-                text = (await http.get(self.base + "/metrics")).text
+            text = (await self.http.get(self.base + "/metrics")).text
         except httpx.HTTPError:
             return None, None
         values: dict[str, float] = {}
@@ -297,6 +300,10 @@ class Probe:
             if name in ("process_cpu_seconds_total", "process_resident_memory_bytes"):
                 values[name] = float(value)
         return values.get("process_cpu_seconds_total"), values.get("process_resident_memory_bytes")
+
+    async def close(self) -> None:
+        if self.http is not None:
+            await self.http.aclose()
 
     def _proc(self) -> tuple[float | None, float | None]:
         try:
@@ -449,10 +456,12 @@ async def run(
         stats.churning = False
     await asyncio.sleep(max(0.0, duration - (time.perf_counter() - opened)))
     window = time.perf_counter() - opened
+    stats.warm = False  # what is published while the bots hang up is not measured
     actions, messages = stats.actions - actions_0, stats.messages - messages_0
     cpu_1, rss_after = await probe.sample()
     stop.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
+    await probe.close()
     failures = [r for r in results if isinstance(r, BaseException)]
     lat = stats.latencies
     cpu = cpu_1 - cpu_0 if cpu_0 is not None and cpu_1 is not None else None
