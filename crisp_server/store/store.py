@@ -13,9 +13,11 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -497,6 +499,7 @@ class Store:
         # Checkpoints (copying the WAL into the database file, with an fsync) take milliseconds to tens of
         # milliseconds: the writer's connection never runs them, a thread does (see checkpoint()).
         self._checkpointer: sqlite3.Connection | None = None
+        self._background: ThreadPoolExecutor | None = None  # the first pass's thread, at idle priority
         self._checkpoints: asyncio.Task[None] | None = None
         self._since_checkpoint = 0
         if self.is_sqlite:
@@ -520,6 +523,7 @@ class Store:
             if self._sqlite_path is not None:
                 self._fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")
                 self._checkpointer = sqlite3.connect(self._sqlite_path, timeout=BUSY_SECONDS, check_same_thread=False)
+                self._background = ThreadPoolExecutor(1, "crisp-checkpoint", initializer=_idle_priority)
                 self._checkpoints = asyncio.get_running_loop().create_task(
                     self._checkpoint_loop(), name="store checkpoints"
                 )
@@ -544,6 +548,9 @@ class Store:
             await self.checkpoint()
             self._checkpointer.close()
             self._checkpointer = None
+        if self._background is not None:
+            self._background.shutdown()
+            self._background = None
         if self._raw is not None:
             self._raw.close()
             self._raw = self._fast = None
@@ -634,7 +641,8 @@ class Store:
         if self._checkpointer is None:
             return (0, 0, 0)
         self._since_checkpoint = 0
-        await asyncio.to_thread(self._checkpoint_pass)
+        # At idle priority: on a busy core it takes the time the event loop leaves, not a share of it.
+        await asyncio.get_running_loop().run_in_executor(self._background, self._checkpoint_pass)
         async with self._writing:
             return await asyncio.to_thread(self._checkpoint_pass)
 
@@ -794,6 +802,13 @@ def record_document(
         "first_dealer": game.first_dealer,
         "rounds": out_rounds,
     }
+
+
+def _idle_priority() -> None:
+    """Run the calling thread only when nothing else wants the CPU (Linux: SCHED_IDLE, for this thread)."""
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def _json_text(value: Any) -> str:
