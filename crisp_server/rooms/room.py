@@ -73,7 +73,7 @@ from crisp_server.store.store import (
 )
 
 from .clock import Clock, TimerHandle
-from .tokens import hash_token, new_token, token_matches
+from .tokens import hash_token, new_token, shuffle, token_matches
 
 log = logging.getLogger("crisp.room")
 
@@ -788,7 +788,7 @@ class Room:
         assert self.game is not None
         assert self.record is not None
         deck = list(FULL_DECK)
-        secrets.SystemRandom().shuffle(deck)
+        shuffle(deck)
         fair = Fairness(secrets.token_hex(16), tuple(deck))
         self.fair.append(fair)
         self.record.rounds.append(RecordRound(fair.deck))
