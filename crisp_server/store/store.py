@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import operator
 import os
 import sqlite3
 import time
@@ -337,7 +338,7 @@ class _Core:
         self.conn.execute(statement, rows)
 
 
-_Plan = tuple[str, Callable[[dict[str, Any]], tuple[Any, ...]]]
+_Plan = tuple[str, Callable[[dict[str, Any]], Sequence[Any]]]
 
 
 class _Sqlite:
@@ -369,10 +370,20 @@ class _Sqlite:
             raise ValueError(f"rows give {sorted(keys)}, the statement binds {sorted(names)}: {compiled.string}")
         # The dialect's own form of each type (SQLite's DATETIME, say), as SQLAlchemy itself would bind it.
         types = [self.dialect.type_descriptor(compiled.binds[name].type) for name in names]
-        steps = [(name, type_.bind_processor(self.dialect)) for name, type_ in zip(names, types, strict=True)]
+        processors = [type_.bind_processor(self.dialect) for type_ in types]
+        steps = [(i, process) for i, process in enumerate(processors) if process is not None]
+        get = operator.itemgetter(*names)
 
-        def convert(row: dict[str, Any]) -> tuple[Any, ...]:
-            return tuple(row[name] if process is None else process(row[name]) for name, process in steps)
+        def convert(row: dict[str, Any]) -> Sequence[Any]:
+            values = get(row)
+            if len(names) == 1:
+                values = (values,)
+            if not steps:
+                return cast(tuple[Any, ...], values)
+            out = list(values)
+            for i, process in steps:
+                out[i] = process(out[i])
+            return out
 
         return compiled.string, convert
 
