@@ -13,6 +13,7 @@ import secrets
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from a checkout
 
@@ -22,14 +23,12 @@ from crisp_server.__main__ import main
 DECKS: list[list[str]] = json.loads(os.environ["CRISP_TEST_DECKS"])
 
 
-class _RiggedRandom:
-    def shuffle(self, deck: list[str]) -> None:
-        deck[:] = DECKS.pop(0) if DECKS else deck
+def _rigged_shuffle(items: list[Any]) -> None:
+    items[:] = DECKS.pop(0) if DECKS else items
 
 
-room_module.secrets = SimpleNamespace(  # type: ignore[attr-defined,assignment]
-    SystemRandom=_RiggedRandom, randbelow=lambda n: 0, token_hex=secrets.token_hex
-)
+room_module.shuffle = _rigged_shuffle  # type: ignore[attr-defined]
+room_module.secrets = SimpleNamespace(randbelow=lambda n: 0, token_hex=secrets.token_hex)  # type: ignore[attr-defined,assignment]
 
 if __name__ == "__main__":
     sys.exit(main(["serve"]))

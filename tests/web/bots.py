@@ -88,21 +88,9 @@ def stacked_deck(dealer: int, hands: Sequence[Sequence[str]], pile: Sequence[str
     return deck
 
 
-class _Shuffler:
-    def __init__(self, owner: StackedSecrets) -> None:
-        self.owner = owner
-
-    def shuffle(self, deck: MutableSequence[str]) -> None:
-        owner = self.owner
-        if owner.decks:
-            deck[:] = owner.decks.popleft()
-        else:
-            owner.rng.shuffle(deck)
-
-
 class StackedSecrets:
-    """Stands in for ``secrets`` in the room module: the decks given (then seeded shuffles), a fixed first
-    dealer (or a seeded one), and real salts so that the commitments stay honest."""
+    """Stands in for ``secrets`` and ``shuffle`` in the room module: the decks given (then seeded shuffles),
+    a fixed first dealer (or a seeded one), and real salts so that the commitments stay honest."""
 
     def __init__(
         self, first_dealer: int | None = None, decks: Iterable[Sequence[str]] = (), seed: int | str = 0
@@ -111,8 +99,11 @@ class StackedSecrets:
         self.decks: deque[list[str]] = deque(list(d) for d in decks)
         self.rng = random.Random(seed)
 
-    def SystemRandom(self) -> _Shuffler:
-        return _Shuffler(self)
+    def shuffle(self, deck: MutableSequence[str]) -> None:
+        if self.decks:
+            deck[:] = self.decks.popleft()
+        else:
+            self.rng.shuffle(deck)
 
     def randbelow(self, n: int) -> int:
         return self.first_dealer % n if self.first_dealer is not None else self.rng.randrange(n)
@@ -130,6 +121,7 @@ def rig(
     """Deal ``decks`` (then seeded shuffles) in every room this test creates."""
     fake = StackedSecrets(first_dealer, decks, seed)
     monkeypatch.setattr(room_module, "secrets", fake)
+    monkeypatch.setattr(room_module, "shuffle", fake.shuffle)
     return fake
 
 
