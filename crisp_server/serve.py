@@ -4,33 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from typing import Any
 
 import uvicorn
 import uvloop
-from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from crisp_server.logs import configure
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
+from crisp_server.web.wsprotocol import CrispWebSocket
 
 log = logging.getLogger("crisp.server")
-
-
-class SpreadPings(WebSocketsSansIOProtocol):
-    """uvicorn's WebSocket protocol (``websockets-sansio``), with each connection's first keepalive ping
-    at a random point between half and one and a half intervals; uvicorn's own schedule follows.
-
-    uvicorn pings a connection one interval after it opened, then one interval after each pong. So the
-    connections opened together (every phone coming back after a restart; a load test's joins) were
-    pinged together for as long as they lasted: at 2,000 rooms, 8,000 pings within about two seconds,
-    every 20 seconds, each time holding every table up by up to 170 ms (issue 7)."""
-
-    def start_keepalive(self) -> None:
-        interval = self.ping_interval
-        if interval is not None and interval > 0:
-            self.ping_timer = self.loop.call_later(interval * random.uniform(0.5, 1.5), self.send_keepalive_ping)
 
 
 class _Server(uvicorn.Server):
@@ -54,7 +38,7 @@ def serve(settings: Settings) -> int:
         port=settings.port,
         workers=1,
         http="httptools",
-        ws=SpreadPings,
+        ws=CrispWebSocket,
         ws_max_size=max(65536, settings.max_message_bytes * 4),  # larger frames: the app answers too_large
         ws_per_message_deflate=False,  # measured cost, little gain for small JSON frames (issue 7)
         proxy_headers=settings.proxy_headers,

@@ -2,10 +2,12 @@
 bounded queue drained by a relay task.
 
 A room calls :meth:`Connection.send` from its own task and never waits. While nothing is queued, the
-frame is handed to the server's ASGI ``send`` on the spot: with uvicorn that completes without
-suspending unless the socket's write buffer is full (flow control). If it does suspend, the relay task
-takes over that frame and everything queued after it, in order. A phone that stops reading is dropped
-when its queue is full (it resumes with its token and a snapshot) instead of slowing its table down.
+frame goes out on the spot: written straight to the socket when the server's protocol offers that
+(:class:`crisp_server.web.wsprotocol.CrispWebSocket`), else handed to the ASGI ``send``, which with
+uvicorn completes without suspending unless the socket's write buffer is full (flow control). If it does
+suspend, the relay task takes over that frame and everything queued after it, in order. A phone that
+stops reading is dropped when its queue is full (it resumes with its token and a snapshot) instead of
+slowing its table down.
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ class Connection:
 
     def __init__(self, send: Send, max_queue: int, client: str, on_send: Callable[[], None] | None = None) -> None:
         self._asgi_send = send
+        # The server protocol's direct text path, if the ASGI send is a method of one that has it.
+        self._send_text_now: Callable[[bytes], bool] | None = getattr(
+            getattr(send, "__self__", None), "send_text_now", None
+        )
         self._on_send = on_send
         self.client = client
         self.lang = "en"
@@ -89,7 +95,12 @@ class Connection:
         self._wake.set()
 
     def _send_now(self, data: bytes) -> None:
-        """Run the ASGI send by hand; if it has to wait for the socket, the relay task finishes it."""
+        """Write the frame straight to the socket if the protocol can; else run the ASGI send by hand, and
+        if that has to wait for the socket, the relay task finishes it."""
+        if self._send_text_now is not None and self._send_text_now(data):
+            if self._on_send is not None:
+                self._on_send()
+            return
         coro = self._frame(data)
         try:
             yielded = coro.send(None)

@@ -13,9 +13,9 @@ from fastapi import FastAPI
 
 from crisp_server.client import CrispClient
 from crisp_server.rooms.clock import ManualClock
-from crisp_server.serve import SpreadPings
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
+from crisp_server.web.wsprotocol import CrispWebSocket
 
 
 @dataclass
@@ -80,7 +80,8 @@ async def running_server(
         app,
         host="127.0.0.1",
         port=0,
-        ws=SpreadPings,
+        ws=CrispWebSocket,
+        ws_per_message_deflate=False,  # as crisp_server.serve sets it up: frames take the direct path
         ws_ping_interval=ping_interval,
         log_level="warning",
         lifespan="on",
