@@ -14,11 +14,9 @@ import contextlib
 import functools
 import logging
 import operator
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -510,7 +508,6 @@ class Store:
         # Checkpoints (copying the WAL into the database file, with an fsync) take milliseconds to tens of
         # milliseconds: the writer's connection never runs them, a thread does (see checkpoint()).
         self._checkpointer: sqlite3.Connection | None = None
-        self._background: ThreadPoolExecutor | None = None  # the first pass's thread, at idle priority
         self._checkpoints: asyncio.Task[None] | None = None
         self._since_checkpoint = 0
         if self.is_sqlite:
@@ -534,7 +531,6 @@ class Store:
             if self._sqlite_path is not None:
                 self._fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")
                 self._checkpointer = sqlite3.connect(self._sqlite_path, timeout=BUSY_SECONDS, check_same_thread=False)
-                self._background = ThreadPoolExecutor(1, "crisp-checkpoint", initializer=_idle_priority)
                 self._checkpoints = asyncio.get_running_loop().create_task(
                     self._checkpoint_loop(), name="store checkpoints"
                 )
@@ -559,9 +555,6 @@ class Store:
             await self.checkpoint()
             self._checkpointer.close()
             self._checkpointer = None
-        if self._background is not None:
-            self._background.shutdown()
-            self._background = None
         if self._raw is not None:
             self._raw.close()
             self._raw = self._fast = None
@@ -652,8 +645,7 @@ class Store:
         if self._checkpointer is None:
             return (0, 0, 0)
         self._since_checkpoint = 0
-        # At idle priority: on a busy core it takes the time the event loop leaves, not a share of it.
-        await asyncio.get_running_loop().run_in_executor(self._background, self._checkpoint_pass)
+        await asyncio.to_thread(self._checkpoint_pass)
         async with self._writing:
             return await asyncio.to_thread(self._checkpoint_pass)
 
@@ -813,13 +805,6 @@ def record_document(
         "first_dealer": game.first_dealer,
         "rounds": out_rounds,
     }
-
-
-def _idle_priority() -> None:
-    """Run the calling thread only when nothing else wants the CPU (Linux: SCHED_IDLE, for this thread)."""
-    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
-        with contextlib.suppress(OSError):
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def _json_text(value: Any) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -215,33 +214,6 @@ async def test_a_checkpoint_leaves_the_wal_wholly_copied_so_that_it_starts_over(
         assert wal_frames() < 20  # the commit after the checkpoint started the WAL over
     finally:
         reader.close()
-        await store.close()
-
-
-@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
-async def test_the_bulk_of_a_checkpoint_runs_at_idle_priority_and_the_rest_does_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The first pass takes only the CPU time the event loop leaves; the second, which holds commits back,
-    must not wait for idle time."""
-    url = f"sqlite+aiosqlite:///{tmp_path / 'i.db'}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
-    policies: list[int] = []
-    real_pass = store._checkpoint_pass
-
-    def noting_the_policy() -> tuple[int, int, int]:
-        policies.append(os.sched_getscheduler(0))
-        return real_pass()
-
-    try:
-        await store.commit(_groups()[0])
-        monkeypatch.setattr(store, "_checkpoint_pass", noting_the_policy)
-        await store.checkpoint()
-        assert policies == [os.SCHED_IDLE, os.SCHED_OTHER]
-        assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the loop's own thread is untouched
-    finally:
         await store.close()
 
 
