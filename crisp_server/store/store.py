@@ -48,6 +48,9 @@ _RESULTS = cast(Table, ResultRow.__table__)
 
 #: How often the WAL is copied into the SQLite database file (when something was written).
 CHECKPOINT_SECONDS = 1.0
+#: How long a checkpoint's second pass may hold commits back. Its fsyncs usually take a few milliseconds,
+#: but a busy disk can take hundreds: then commits go on and the WAL starts over at a later checkpoint.
+CHECKPOINT_HOLD_SECONDS = 0.015
 #: How long a SQLite connection waits for another one's write lock.
 BUSY_SECONDS = 30.0
 
@@ -641,13 +644,18 @@ class Store:
         land during every pass, the WAL is never wholly copied and so never starts over: it grew by 13 MB
         a second, and every page read searched its index (issue 7). So a first pass copies the bulk while
         commits go on, and a second one holds commits back (not the event loop: they wait their turn)
-        while it copies what they added meanwhile, usually a few milliseconds' worth."""
+        while it copies what they added meanwhile, usually a few milliseconds' worth, but never longer than
+        ``CHECKPOINT_HOLD_SECONDS``: a pass ends with an fsync, which a busy disk can stretch to hundreds of
+        milliseconds, and every table would wait. Commits then go on while that pass finishes, and the WAL
+        starts over after a later checkpoint instead."""
         if self._checkpointer is None:
             return (0, 0, 0)
         self._since_checkpoint = 0
         await asyncio.to_thread(self._checkpoint_pass)
         async with self._writing:
-            return await asyncio.to_thread(self._checkpoint_pass)
+            rest = asyncio.ensure_future(asyncio.to_thread(self._checkpoint_pass))
+            await asyncio.wait({rest}, timeout=CHECKPOINT_HOLD_SECONDS)
+        return await rest
 
     def _checkpoint_pass(self) -> tuple[int, int, int]:
         assert self._checkpointer is not None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -214,6 +216,46 @@ async def test_a_checkpoint_leaves_the_wal_wholly_copied_so_that_it_starts_over(
         assert wal_frames() < 20  # the commit after the checkpoint started the WAL over
     finally:
         reader.close()
+        await store.close()
+
+
+async def test_a_slow_second_pass_holds_commits_back_only_briefly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second pass ends with an fsync, which a busy disk can stretch to hundreds of milliseconds: commits
+    wait for it only ``CHECKPOINT_HOLD_SECONDS``, then go on while it finishes."""
+    monkeypatch.setattr("crisp_server.store.store.CHECKPOINT_HOLD_SECONDS", 0.05)
+    url = f"sqlite+aiosqlite:///{tmp_path / 's.db'}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    passes = 0
+    second_started, disk_done = threading.Event(), threading.Event()
+    real_pass = store._checkpoint_pass
+
+    def slow_second() -> tuple[int, int, int]:
+        nonlocal passes
+        passes += 1
+        if passes == 2:
+            second_started.set()
+            disk_done.wait(10)  # a disk that takes its time
+        return real_pass()
+
+    try:
+        await store.commit(_groups()[0])
+        monkeypatch.setattr(store, "_checkpoint_pass", slow_second)
+        checkpoint = asyncio.create_task(store.checkpoint())
+        assert await asyncio.to_thread(second_started.wait, 5)
+        begun = time.monotonic()
+        seats = _seats("Ana")
+        await asyncio.wait_for(store.commit([SaveRoom("r2", "CDEFGH", "l", "lobby", 0, OPTIONS, seats)]), 2)
+        assert time.monotonic() - begun < 1  # it went through while the pass still waited on the disk
+        assert not checkpoint.done()
+        disk_done.set()
+        busy, _, _ = await asyncio.wait_for(checkpoint, 5)
+        assert busy == 0
+    finally:
+        disk_done.set()
         await store.close()
 
 
