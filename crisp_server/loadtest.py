@@ -21,6 +21,7 @@ on ``websockets``: the load generator must not be the bottleneck.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import os
 import random
@@ -306,15 +307,32 @@ class Probe:
             await self.http.aclose()
 
     def _proc(self) -> tuple[float | None, float | None]:
+        """CPU seconds of the server and of the processes it started (the WAL checkpoint process), and the
+        server's resident memory."""
+        pid = self.pid
+        assert pid is not None
         try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{self.pid}/status") as f:
+            with open(f"/proc/{pid}/status") as f:
                 rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+            cpu = _cpu_ticks(pid)
         except (OSError, StopIteration, IndexError, ValueError):
             return None, None
-        ticks = os.sysconf("SC_CLK_TCK")
-        return (int(fields[11]) + int(fields[12])) / ticks, float(rss)
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                children = [int(word) for word in f.read().split()]
+        except OSError:
+            children = []
+        for child in children:
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                cpu += _cpu_ticks(child)
+        return cpu / os.sysconf("SC_CLK_TCK"), float(rss)
+
+
+def _cpu_ticks(pid: int) -> int:
+    """User and system CPU time of ``pid`` so far, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
 
 
 async def _connect(room: RoomBots, ws_url: str) -> Bot:

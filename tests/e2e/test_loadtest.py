@@ -4,6 +4,7 @@ goes wrong, and the figures the performance note relies on are printed."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from crisp_server.loadtest import Probe
 from tests.e2e.procs import free_port, server_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,3 +111,26 @@ def test_the_load_test_refuses_another_machine() -> None:
     run = loadtest("--url", "http://192.0.2.10:8000", "--duration", "1")
     assert run.returncode == 2
     assert "--allow-remote" in run.stdout
+
+
+async def test_the_probe_counts_the_cpu_of_the_processes_the_server_started() -> None:
+    """The server's WAL checkpoint process works for it: its CPU time is part of the server's."""
+    probe = Probe("http://127.0.0.1:1", os.getpid())  # this test process stands in for the server
+    before, _ = await probe.sample()
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\ntime.sleep(30)",
+        ]
+    )
+    try:
+        time.sleep(1.5)  # the child burns 0.5 s of CPU, then sleeps; this process does nothing
+        after, rss = await probe.sample()
+    finally:
+        child.kill()
+        child.wait()
+    assert before is not None
+    assert after is not None
+    assert rss is not None
+    assert after - before >= 0.4

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -188,11 +190,11 @@ async def test_a_checkpoint_leaves_the_wal_wholly_copied_so_that_it_starts_over(
         return int(row[1])
 
     passes: list[tuple[int, int, int]] = []
-    real_pass = store._checkpoint_pass
+    real_pass = store._bulk_pass
     reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
 
-    def reader_leaves_after_the_first() -> tuple[int, int, int]:
-        result = real_pass()
+    async def reader_leaves_after_the_first() -> tuple[int, int, int]:
+        result = await real_pass()
         passes.append(result)
         if len(passes) == 1:
             reader.execute("COMMIT")  # the snapshot that held the first pass back is gone
@@ -206,7 +208,7 @@ async def test_a_checkpoint_leaves_the_wal_wholly_copied_so_that_it_starts_over(
         reader.execute("SELECT count(*) FROM rooms").fetchall()
         for i in range(200):
             await store.commit(save(i))
-        monkeypatch.setattr(store, "_checkpoint_pass", reader_leaves_after_the_first)
+        monkeypatch.setattr(store, "_bulk_pass", reader_leaves_after_the_first)
         busy, frames, copied = await store.checkpoint()
         (first,) = passes[:1]
         assert first[2] < first[1]  # the first pass could not copy it all
@@ -236,7 +238,7 @@ async def test_a_slow_second_pass_holds_commits_back_only_briefly(
     def slow_second() -> tuple[int, int, int]:
         nonlocal passes
         passes += 1
-        if passes == 2:
+        if passes == 1:  # (the first pass is the checkpoint process's)
             second_started.set()
             disk_done.wait(10)  # a disk that takes its time
         return real_pass()
@@ -256,6 +258,79 @@ async def test_a_slow_second_pass_holds_commits_back_only_briefly(
         assert busy == 0
     finally:
         disk_done.set()
+        await store.close()
+
+
+async def test_the_bulk_of_a_checkpoint_is_copied_by_a_process_at_idle_priority_restarted_if_it_ends(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'c.db'}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    try:
+        await store.commit(_groups()[0])
+        busy, frames, copied = await store.checkpoint()
+        assert busy == 0
+        assert frames == copied > 0
+        copier = store._copier
+        assert copier is not None
+        assert copier.process is not None
+        first = copier.process.pid
+        assert first != os.getpid()
+        if hasattr(os, "SCHED_IDLE"):
+            assert os.sched_getscheduler(first) == os.SCHED_IDLE
+            assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the server itself is untouched
+        copier.process.kill()
+        await copier.process.wait()
+        await store.commit(_groups()[1])
+        busy, frames, copied = await store.checkpoint()
+        assert busy == 0
+        assert frames == copied > 0
+        assert copier.process.pid != first
+    finally:
+        await store.close()
+    assert copier.process is None  # closing the store ended it
+
+
+async def test_a_wal_file_grown_large_is_cut_back_when_the_wal_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("crisp_server.store.store.WAL_SIZE_LIMIT", 100_000)
+    url = f"sqlite+aiosqlite:///{tmp_path / 'l.db'}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    wal = tmp_path / "l.db-wal"
+    names = tuple(f"{'x' * 70}{i}" for i in range(8))
+    try:
+        await store.commit(_groups()[0])
+        for i in range(200):
+            seats = _seats(*names, left=i % 8)
+            await store.commit([SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "lobby", i % 2, OPTIONS, seats)])
+        assert wal.stat().st_size > 1_000_000
+        await store.checkpoint()
+        await store.commit(_groups()[1])  # starts the WAL over
+        assert wal.stat().st_size <= 100_000
+    finally:
+        await store.close()
+
+
+async def test_without_the_checkpoint_process_a_thread_copies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    url = f"sqlite+aiosqlite:///{tmp_path / 't.db'}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    try:
+        await store.commit(_groups()[0])
+        busy, frames, copied = await store.checkpoint()
+        assert busy == 0
+        assert frames == copied > 0
+        assert "the checkpoint process failed" in caplog.text
+    finally:
         await store.close()
 
 
