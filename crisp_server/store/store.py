@@ -535,9 +535,16 @@ class _Copier:
         process = await self.start()
         assert process.stdin is not None
         assert process.stdout is not None
-        process.stdin.write(b"\n")
-        await process.stdin.drain()
-        line = await process.stdout.readline()
+        try:
+            process.stdin.write(b"\n")
+            await process.stdin.drain()
+            line = await process.stdout.readline()
+        except BaseException:
+            # Cancelled (or the pipe broke) with an answer perhaps still to come: a later question must not
+            # read it as its own. The next copy starts a new process.
+            if process.returncode is None:
+                process.kill()
+            raise
         if not line:
             raise RuntimeError(f"the checkpoint process ended (exit code {await process.wait()})")
         busy, frames, copied = (int(word) for word in line.split())
