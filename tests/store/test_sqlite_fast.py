@@ -133,6 +133,15 @@ def test_the_fast_path_stores_what_sqlalchemy_stores(tmp_path: Path) -> None:
     assert core_written == fast_written
 
 
+async def _started(path: Path) -> Store:
+    """A started store on a migrated SQLite file at ``path`` (the test closes it)."""
+    url = f"sqlite+aiosqlite:///{path}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url)
+    await store.start()
+    return store
+
+
 def test_rows_must_give_the_columns_sqlalchemy_would_fill_from_defaults(tmp_path: Path) -> None:
     """``rounds.resumes`` and ``rounds.ended`` have Python-side defaults that only ``Connection.execute``
     fills in: the fast path refuses rows without them rather than store NULLs."""
@@ -148,10 +157,7 @@ def test_rows_must_give_the_columns_sqlalchemy_would_fill_from_defaults(tmp_path
 
 
 async def test_the_wal_is_checkpointed_by_the_store_not_by_the_writer(tmp_path: Path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'w.db'}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
+    store = await _started(tmp_path / "w.db")
     try:
         await store.commit(_groups()[0])
         # Far past SQLite's own checkpoint at 1,000 pages: the writer never stops to copy the WAL.
@@ -175,10 +181,7 @@ async def test_a_checkpoint_leaves_the_wal_wholly_copied_so_that_it_starts_over(
     to an older snapshot): the checkpoint must still leave it wholly copied, or the WAL never starts over
     from its beginning and grows for as long as the server is busy."""
     path = tmp_path / "g.db"
-    url = f"sqlite+aiosqlite:///{path}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
+    store = await _started(path)
     names = tuple(f"{'x' * 70}{i}" for i in range(8))
 
     def save(i: int) -> list[Op]:
@@ -227,10 +230,7 @@ async def test_a_slow_second_pass_holds_commits_back_only_briefly(
     """The second pass ends with an fsync, which a busy disk can stretch to hundreds of milliseconds: commits
     wait for it only ``CHECKPOINT_HOLD_SECONDS``, then go on while it finishes."""
     monkeypatch.setattr("crisp_server.store.store.CHECKPOINT_HOLD_SECONDS", 0.05)
-    url = f"sqlite+aiosqlite:///{tmp_path / 's.db'}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
+    store = await _started(tmp_path / "s.db")
     passes = 0
     second_started, disk_done = threading.Event(), threading.Event()
     real_pass = store._checkpoint_pass
@@ -264,10 +264,7 @@ async def test_a_slow_second_pass_holds_commits_back_only_briefly(
 async def test_the_bulk_of_a_checkpoint_is_copied_by_a_process_at_idle_priority_restarted_if_it_ends(
     tmp_path: Path,
 ) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'c.db'}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
+    store = await _started(tmp_path / "c.db")
     try:
         await store.commit(_groups()[0])
         busy, frames, copied = await store.checkpoint()
@@ -297,10 +294,7 @@ async def test_a_wal_file_grown_large_is_cut_back_when_the_wal_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("crisp_server.store.store.WAL_SIZE_LIMIT", 100_000)
-    url = f"sqlite+aiosqlite:///{tmp_path / 'l.db'}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
+    store = await _started(tmp_path / "l.db")
     wal = tmp_path / "l.db-wal"
     names = tuple(f"{'x' * 70}{i}" for i in range(8))
     try:
@@ -320,10 +314,7 @@ async def test_without_the_checkpoint_process_a_thread_copies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
-    url = f"sqlite+aiosqlite:///{tmp_path / 't.db'}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
+    store = await _started(tmp_path / "t.db")
     try:
         await store.commit(_groups()[0])
         busy, frames, copied = await store.checkpoint()
@@ -341,10 +332,7 @@ async def test_the_retention_purge_and_group_commits_take_turns(
     purge's write lock would wait with the loop stopped, and the purge could never finish (until SQLite's
     busy timeout failed the commit)."""
     monkeypatch.setattr("crisp_server.store.store.BUSY_SECONDS", 0.5)
-    url = f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"
-    await asyncio.to_thread(upgrade, url)
-    store = Store(url)
-    await store.start()
+    store = await _started(tmp_path / "p.db")
     stop = asyncio.Event()
 
     async def play(room: int) -> int:

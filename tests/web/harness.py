@@ -69,6 +69,25 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
+async def uvicorn_serving(app: Any, **config: Any) -> AsyncIterator[int]:
+    """Serve ``app`` with uvicorn in this event loop on a free loopback port (yielded), with the WebSocket
+    protocol the real server uses and no compression, as ``crisp_server.serve`` sets it up (so frames take
+    the direct path); ``config`` adds or overrides uvicorn options."""
+    options: dict[str, Any] = {"ws": CrispWebSocket, "ws_per_message_deflate": False, "log_level": "warning"}
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, **{**options, **config}))
+    task = asyncio.get_running_loop().create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        await task
+
+
+@contextlib.asynccontextmanager
 async def running_server(
     *, persist: bool = False, ping_interval: float = 20.0, **settings: Any
 ) -> AsyncIterator[Harness]:
@@ -76,28 +95,7 @@ async def running_server(
     no database (the protocol tests do not need one); with it, pass ``database_url`` or ``data_dir``."""
     clock = ManualClock()
     app = create_app(Settings(**settings), clock, persist=persist)
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        ws=CrispWebSocket,
-        ws_per_message_deflate=False,  # as crisp_server.serve sets it up: frames take the direct path
-        ws_ping_interval=ping_interval,
-        log_level="warning",
-        lifespan="on",
-        ws_max_size=65536,
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.get_running_loop().create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    harness = Harness(app, clock, port)
-    try:
+    async with uvicorn_serving(app, ws_ping_interval=ping_interval, lifespan="on", ws_max_size=65536) as port:
+        harness = Harness(app, clock, port)
         async with harness.stack:
             yield harness
-    finally:
-        server.should_exit = True
-        await task

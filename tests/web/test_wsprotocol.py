@@ -10,11 +10,12 @@ from typing import Any
 
 import orjson
 import pytest
-import uvicorn
 from websockets.asyncio.client import connect
 
 from crisp_server.web.connection import Connection
 from crisp_server.web.wsprotocol import CrispWebSocket, text_frame_header
+
+from .harness import uvicorn_serving
 
 Script = Callable[[Connection, CrispWebSocket], Awaitable[None]]
 
@@ -50,22 +51,8 @@ async def serving(script: Script, **config: Any) -> AsyncIterator[str]:
         await script(conn, send.__self__)
         await conn.finish()
 
-    # No compression unless asked, as the real server (crisp_server.serve) is set up.
-    options: dict[str, Any] = {"ws_per_message_deflate": False, **config}
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, ws=CrispWebSocket, log_level="warning", **options)
-    )
-    task = asyncio.get_running_loop().create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
+    async with uvicorn_serving(app, **config) as port:
         yield f"ws://127.0.0.1:{port}/"
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def received(url: str, **options: Any) -> list[Any]:
