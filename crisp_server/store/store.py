@@ -486,8 +486,10 @@ class Timing:
     ops: int = 0
 
 
-#: The program of the checkpoint process (see ``_Copier``): one PASSIVE checkpoint per line read.
-_COPIER = """
+#: One checkpoint pass: copies the frames the WAL holds as it begins, without waiting for anyone.
+_PASSIVE = "PRAGMA wal_checkpoint(PASSIVE)"
+#: The program of the checkpoint process (see ``_Copier``): one pass per line read.
+_COPIER = f"""
 import os, signal, sqlite3, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which ends this by closing stdin
 if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
@@ -497,7 +499,7 @@ if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
         pass
 db = sqlite3.connect(sys.argv[1], timeout=float(sys.argv[2]))
 for _ in sys.stdin:
-    print(*db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone(), flush=True)
+    print(*db.execute("{_PASSIVE}").fetchone(), flush=True)
 """
 
 
@@ -506,10 +508,10 @@ class _Copier:
     ``SCHED_IDLE``): it takes only the CPU time the event loop leaves, and shares no GIL with it.
 
     In a thread of the server, that pass took 10 to 50 ms of the one core every second at 2,000 rooms, and
-    the actions in flight meanwhile made up much of the p99. A thread cannot be put at idle priority
-    instead: whenever it held the GIL while anything else on the core was runnable, it was not scheduled
-    and the event loop waited for it (priority inversion). The process is started when first needed and
-    again if it ended."""
+    the actions in flight meanwhile made up much of the p99. A thread must not be put at idle priority
+    instead: whenever it held the GIL while anything else on the core was runnable, it would not be
+    scheduled and the event loop would wait for it (priority inversion). The store starts the process;
+    a copy starts it again if it ended."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -589,7 +591,8 @@ class Store:
         self._raw: PoolProxiedConnection | None = None  # held by the writer from start() to close()
         self._fast: _Sqlite | None = None
         # Checkpoints (copying the WAL into the database file, with an fsync) take milliseconds to tens of
-        # milliseconds: the writer's connection never runs them, a thread does (see checkpoint()).
+        # milliseconds: the writer's connection never runs them; the checkpoint process and a thread do
+        # (see checkpoint()).
         self._checkpointer: sqlite3.Connection | None = None
         self._copier: _Copier | None = None  # the first pass, in a process of its own
         self._checkpoints: asyncio.Task[None] | None = None
@@ -757,7 +760,7 @@ class Store:
 
     def _checkpoint_pass(self) -> tuple[int, int, int]:
         assert self._checkpointer is not None
-        return cast(tuple[int, int, int], self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone())
+        return cast(tuple[int, int, int], self._checkpointer.execute(_PASSIVE).fetchone())
 
     async def _transaction(self, ops: Sequence[Op], written: Written) -> None:
         """Apply ``ops`` in one transaction: SQLite synchronously, PostgreSQL through asyncpg."""
