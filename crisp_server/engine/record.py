@@ -162,10 +162,10 @@ def _parse_round(obj: object, where: str) -> RecordRound:
         end_at = _need_int(obj, "end_at", where, minimum=0)
         if end_at < last:
             raise MalformedRecord(f"{where}.end_at: {end_at} is before the last action's {last}")
-    return RecordRound(tuple(deck), actions, end_at, _parse_resumes(obj.get("resumes"), actions, where))
+    return RecordRound(tuple(deck), actions, end_at, _parse_resumes(obj.get("resumes"), actions, end_at, where))
 
 
-def _parse_resumes(data: object, actions: list[Timed], where: str) -> list[Resume]:
+def _parse_resumes(data: object, actions: list[Timed], end_at: int | None, where: str) -> list[Resume]:
     if data is None:
         return []
     if not isinstance(data, list):
@@ -181,6 +181,8 @@ def _parse_resumes(data: object, actions: list[Timed], where: str) -> list[Resum
             raise MalformedRecord(f"{place}.after: {after} is out of order or past the round's actions")
         if (after > 0 and at < actions[after - 1].at) or (after < len(actions) and at > actions[after].at):
             raise MalformedRecord(f"{place}.at: {at} is not between the actions around it")
+        if after == len(actions) and end_at is not None and at > end_at:  # applied before the round's end
+            raise MalformedRecord(f"{place}.at: {at} is after the round's end_at {end_at}")
         out.append(Resume(after, at))
     return out
 

@@ -34,6 +34,7 @@ from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
 from crisp_server.web.connection import Connection
+from crisp_server.web.head import HeadAsGet
 from crisp_server.web.metrics import Metrics
 
 #: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
@@ -336,6 +337,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         addressed.post(Inbound(conn, message))
 
     app.add_middleware(WebSocketAt, path="/ws", endpoint=websocket_endpoint)
+    app.add_middleware(HeadAsGet)
     if static_dir.is_dir():
         app.mount("/", StaticFiles(directory=static_dir, html=True), name="static")
     else:

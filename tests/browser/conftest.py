@@ -16,9 +16,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Playwright, sync_playwright
 
+from tests.conftest import IN_CI
 from tests.e2e.procs import server_process
 
-CHROMIUM = os.environ.get("CRISP_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+#: Debian's Chromium (Playwright's own browser download does not work everywhere), or CRISP_CHROMIUM.
+CHROMIUM = (
+    os.environ.get("CRISP_CHROMIUM")
+    or shutil.which("chromium")
+    or shutil.which("chromium-browser")
+    or shutil.which("google-chrome")
+    or "/usr/bin/chromium"
+)
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
@@ -31,9 +39,9 @@ def playwright() -> Iterator[Playwright]:
 @pytest.fixture(scope="session")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"no Chromium at {CHROMIUM}: .ci/run installs it")
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+        if IN_CI:
+            pytest.fail(f"no Chromium at {CHROMIUM}: .ci/run installs it (CI=true: the browser tests must run)")
+        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install chromium, or set CRISP_CHROMIUM to a Chrome")
     browser = playwright.chromium.launch(
         executable_path=CHROMIUM,
         args=[

@@ -58,3 +58,34 @@ def test_several_files_give_one_compact_line_each_in_order() -> None:
         else:
             assert got == expected
     assert run.returncode == (2 if malformed else 0)
+
+
+MALFORMED_RESUMES = [
+    ([{"after": 4, "at": 1500}], "resumes[0].after"),  # past the round's three actions
+    ([{"after": 2, "at": 1500}, {"after": 1, "at": 800}], "resumes[1].after"),  # out of order
+    ([{"after": 2, "at": 900}], "resumes[0].at"),  # before the action it follows (at 1000)
+    ([{"after": 1, "at": 1200}], "resumes[0].at"),  # after the action it precedes (at 1000)
+    ([{"after": 3, "at": 40000}], "resumes[0].at"),  # after the round's end_at (31600)
+    ([{"after": -1, "at": 0}], "resumes[0].after"),
+    ([{"after": "2", "at": 1500}], "resumes[0].after"),
+    ([{"after": 2}], "resumes[0]"),
+    ({"after": 2, "at": 1500}, "resumes"),
+]
+
+
+@pytest.mark.parametrize(("resumes", "where"), MALFORMED_RESUMES)
+def test_a_resume_that_breaks_the_format_is_malformed(tmp_path: Path, resumes: object, where: str) -> None:
+    """RECORD_FORMAT.md: entries in order, `after` at most the number of actions, `at` between the actions
+    around it (and not after `end_at`); a record that breaks these rules is malformed (exit 2, one line)."""
+    record = json.loads((RECORDS / "restart-resumes.json").read_text())
+    record["rounds"][0]["resumes"] = resumes
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    run = subprocess.run(
+        [sys.executable, "-m", "crisp_server", "replay", str(path)], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 2
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert f"rounds[0].{where}" in lines[0]

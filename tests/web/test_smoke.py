@@ -22,3 +22,29 @@ async def test_two_players_reach_the_first_move(server: Harness) -> None:
     assert answer["you"]["drawn_card"] is not None
     await other.wait_for(lambda c: c.table is not None and c.table["round"]["drawn"] is not None)
     assert other.you["drawn_card"] is None
+
+
+async def test_head_answers_wherever_get_does(server: Harness) -> None:
+    """Uptime monitors check with HEAD: the same status and headers as GET, and no body."""
+    code, _clients = await server.table(["Ana", "Ben"])
+    paths = [
+        "/healthz",
+        "/metrics",
+        "/",
+        "/index.html",
+        "/js/net.js",
+        f"/r/{code}",
+        f"/api/rooms/{code}",
+        f"/api/rooms/{code}/qr.svg",
+        f"/api/rooms/{code}/games",
+        "/api/rooms/ZZZZZ",  # a refusal is the same too
+    ]
+    async with httpx.AsyncClient() as http:
+        for path in paths:
+            got = await http.get(server.http + path)
+            head = await http.head(server.http + path)
+            assert head.status_code == got.status_code, path
+            assert head.content == b"", path
+            assert head.headers.get("content-type") == got.headers.get("content-type"), path
+            if path not in ("/metrics", f"/api/rooms/{code}"):  # these change between two requests
+                assert head.headers.get("content-length") == got.headers.get("content-length"), path
