@@ -117,15 +117,16 @@ async def test_the_probe_counts_the_cpu_of_the_processes_the_server_started() ->
     """The server's WAL checkpoint process works for it: its CPU time is part of the server's."""
     probe = Probe("http://127.0.0.1:1", os.getpid())  # this test process stands in for the server
     before, _ = await probe.sample()
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\ntime.sleep(30)",
-        ]
+    burn = (
+        "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+        "print('burnt', flush=True)\ntime.sleep(30)"
     )
+    child = subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.5)  # the child burns 0.5 s of CPU, then sleeps; this process does nothing
+        # The child burns 0.5 s of CPU, however long a busy machine takes to give it that, then says so and
+        # sleeps while it is sampled; this process does nothing meanwhile.
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "burnt"
         after, rss = await probe.sample()
     finally:
         child.kill()
