@@ -58,30 +58,30 @@ const RULES = {
   de: {
     title: "So wird gespielt",
     sections: [
-      ["Das Ziel", ["Alle haben drei verdeckte Karten: links, Mitte, rechts. Die niedrigste Summe gewinnt. Crisp ist ein Spiel aus Gedächtnis und Bluff für 2 bis 8 Spieler mit einem Kartenspiel zu 52 Karten."]],
-      ["Kartenwerte", ["Ass 1, 2 bis 9 ihr Zahlenwert, 10, Bube, Dame und König 10.", "Bube, Dame oder König zählen nur dann 10, wenn die Karte eine deiner drei Karten ist."]],
+      ["Das Ziel", ["Alle haben drei verdeckte Karten: links, Mitte, rechts. Die niedrigste Summe gewinnt. Crisp ist ein Spiel aus Gedächtnis und Bluff für 2 bis 8 Spieler mit einem Kartenspiel aus 52 Karten."]],
+      ["Kartenwerte", ["Ass 1 Punkt, 2 bis 9 ihr Zahlenwert, 10, Bube, Dame und König je 10 Punkte.", "Ein Bube, eine Dame oder ein König zählt nur dann 10 Punkte, wenn die Karte schon eine deiner drei Karten ist."]],
       [
         "Beginn einer Runde",
         [
-          "Jeder bekommt drei Karten, ein Durchgang pro Platz. Deine linke und rechte Karte darfst du dir einmal ein paar Sekunden ansehen. Die mittlere bleibt unbekannt: merk dir, was du gesehen hast!",
+          "Jeder bekommt drei verdeckte Karten, in drei Durchgängen (ein Durchgang pro Platz). Deine linke und deine rechte Karte darfst du dir einmal ein paar Sekunden lang ansehen. Die mittlere bleibt unbekannt: Merk dir, was du gesehen hast!",
           "Der Spieler links vom Geber beginnt, gespielt wird im Uhrzeigersinn. Der Geber wandert jede Runde einen Platz weiter.",
         ],
       ],
       [
         "Dein Zug",
         [
-          "Zieh die oberste Karte vom Nachziehstapel (nur du siehst sie). Hat der Gastgeber es erlaubt, darfst du stattdessen die oberste Karte vom Ablagestapel nehmen: Sie muss in deine Hand getauscht werden.",
-          "Dann: Tausche sie gegen eine deiner Karten (die alte kommt offen auf den Ablagestapel), leg sie ab oder spiel ihre Sonderwirkung.",
-          "Bube, Dame oder König vom Nachziehstapel dürfen nie in deine Hand.",
+          "Zieh die oberste Karte vom Nachziehstapel (nur du siehst sie). Hat der Gastgeber es erlaubt, darfst du stattdessen die oberste Karte vom Ablagestapel nehmen. Diese Karte musst du in deine Hand tauschen.",
+          "Dann: Tausche sie gegen eine deiner Karten (die alte kommt offen auf den Ablagestapel), leg sie ab oder nutze ihre Wirkung als Sonderkarte.",
+          "Einen Buben, eine Dame oder einen König vom Nachziehstapel darfst du nie in deine Hand tauschen.",
         ],
       ],
       [
         "Sonderkarten",
         [
           "Bube: Sieh dir einmal deine eigene mittlere Karte an.",
-          "Dame: Tausche blind eine deiner Karten gegen eine Karte eines anderen Spielers. Landet deine neue Karte links oder rechts, siehst du sie einmal an, in der Mitte nicht. Dasselbe gilt für den anderen.",
-          "König: muss gespielt werden. Du bekommst zwei Extrazüge; ein König in einem Extrazug bringt zwei weitere.",
-          "Bube, Dame oder König vom Ablagestapel haben keine Wirkung: Sie zählen einfach 10.",
+          "Dame: Tausche blind eine beliebige deiner Karten gegen eine beliebige Karte eines anderen Spielers. Landet die Karte, die du bekommst, links oder rechts, darfst du sie dir einmal ansehen, in der Mitte nicht. Dasselbe gilt für den anderen Spieler.",
+          "König: Du musst ihn spielen und bekommst zwei Extrazüge; ein König in einem Extrazug bringt zwei weitere dazu.",
+          "Ein Bube, eine Dame oder ein König vom Ablagestapel hat keine Wirkung: Die Karte zählt als normale Karte mit 10 Punkten.",
         ],
       ],
       [
@@ -94,15 +94,15 @@ const RULES = {
       [
         "Wertung",
         [
-          "Jeder bekommt die Summe seiner Karten. Wer Crisp gerufen hat, bekommt −5, wenn seine Summe niedriger ist als die aller anderen, sonst +5 (Gleichstand reicht nicht).",
-          "Die Punkte werden über die Runden addiert. Erreicht jemand die Punktegrenze (50, 100 oder 150), endet das Spiel, und die niedrigste Summe gewinnt.",
+          "Jeder bekommt die Summe seiner Karten als Punkte. Wer Crisp gerufen hat, bekommt −5 Punkte, wenn seine Summe niedriger ist als die aller anderen, sonst +5 Punkte (Gleichstand reicht nicht).",
+          "Die Punkte werden über die Runden addiert. Erreicht jemand die Punktegrenze (50, 100 oder 150 Punkte), endet das Spiel, und wer insgesamt die wenigsten Punkte hat, gewinnt.",
         ],
       ],
       [
-        "Online",
+        "Online spielen",
         [
-          "Mit Zugzeit gilt: Läuft die Zeit ab, ist der Zug verloren; eine gehaltene Karte wird ungenutzt abgelegt. Ist ein Spieler weg, läuft sein Zug nach 60 Sekunden ab.",
-          "Jeder Stapel wird auf dem Server gemischt und vor dem Austeilen mit einem Fingerabdruck festgelegt; nach der Runde prüft dein Browser, dass er nicht verändert wurde.",
+          "Ist eine Zeit pro Zug eingestellt, gilt: Läuft sie ab, ist der Zug verloren; eine gezogene Karte wird ungenutzt abgelegt. Ist ein Spieler abwesend, läuft sein Zug nach 60 Sekunden ab.",
+          "Jeder Kartenstapel wird auf dem Server gemischt und vor dem Austeilen mit einem Fingerabdruck festgeschrieben; nach der Runde prüft dein Browser, ob er unverändert geblieben ist.",
         ],
       ],
     ],
