@@ -28,11 +28,12 @@ crisp_base_python() {
 }
 
 crisp_make_venv() {
-  local venv=$1 base
+  local venv=$1 base errors
   base=$(crisp_base_python) || crisp_fail "Python 3.11 or newer is needed (none found on PATH; set CRISP_PYTHON to one)"
   echo "== making the virtual environment $venv (with $base)"
-  if "$base" -m venv "$venv" >/dev/null 2>"$crisp_root/.venv-error.log"; then
-    rm -f "$crisp_root/.venv-error.log"
+  errors=$(mktemp)
+  if "$base" -m venv "$venv" >/dev/null 2>"$errors"; then
+    rm -f "$errors"
     return 0
   fi
   # Debian and Ubuntu split venv's copy of pip into python3-venv. A system pip can still install into a
@@ -40,11 +41,12 @@ crisp_make_venv() {
   rm -rf "$venv"
   if "$base" -m venv --without-pip "$venv" >/dev/null 2>&1 \
     && "$base" -m pip --python "$venv/bin/python" install --quiet --disable-pip-version-check pip >/dev/null 2>&1; then
-    rm -f "$crisp_root/.venv-error.log"
+    rm -f "$errors"
     return 0
   fi
   rm -rf "$venv"
-  cat "$crisp_root/.venv-error.log" >&2 2>/dev/null
+  cat "$errors" >&2
+  rm -f "$errors"
   crisp_fail "could not make a virtual environment with $base. On Debian or Ubuntu: apt-get install python3-venv"
 }
 
