@@ -1,4 +1,4 @@
-"""The command line: ``python -m crisp_server replay FILE...`` and ``python -m crisp_server bench engine``."""
+"""The command line: ``serve`` (the default), ``replay``, ``migrate``, ``loadtest``, ``bench`` and ``arena``."""
 
 from __future__ import annotations
 
@@ -74,7 +74,45 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("what", choices=["engine"], help="what to measure")
     p_bench.add_argument("--games", type=int, default=300, help="random full games to replay (default 300)")
     p_bench.add_argument("--seed", type=int, default=1, help="seed of the random games (default 1)")
+
+    p_arena = sub.add_parser("arena", help="computer players play each other in process; print their figures")
+    p_arena.add_argument("--games", type=int, default=1000, help="games to play (default 1000)")
+    p_arena.add_argument(
+        "--seats", default="hard,normal,normal,normal", help="2-8 levels, comma-separated (random, easy, normal, hard)"
+    )
+    p_arena.add_argument("--seed", type=int, default=1, help="seed of the decks, seats and choices (default 1)")
+    p_arena.add_argument("--score-limit", type=int, default=100, help="the game's score limit (default 100)")
+    p_arena.add_argument("--turn-seconds", type=int, help="the turn timer (default none; moves are instant)")
+    p_arena.add_argument("--discard-draw", action="store_true", help="allow drawing from the discard pile")
+    p_arena.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     return parser
+
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    """Run the arena; exit 1 if any bot made an illegal move, 2 for bad arguments."""
+    from .arena import format_summary, run_arena
+    from .bots import LEVELS
+    from .engine import MAX_PLAYERS, MIN_PLAYERS, Options
+
+    levels = [s.strip() for s in args.seats.split(",") if s.strip()]
+    problem = None
+    if not MIN_PLAYERS <= len(levels) <= MAX_PLAYERS:
+        problem = f"--seats names {MIN_PLAYERS} to {MAX_PLAYERS} levels, not {len(levels)}"
+    elif any(level not in LEVELS for level in levels):
+        bad = next(level for level in levels if level not in LEVELS)
+        problem = f"--seats: unknown level {bad!r} (one of {', '.join(LEVELS)})"
+    elif args.games < 1:
+        problem = "--games must be at least 1"
+    try:
+        options = Options(args.score_limit, args.turn_seconds, args.discard_draw)
+    except ValueError as exc:
+        problem = problem or str(exc)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    summary = run_arena(levels, args.games, args.seed, options).summary()
+    print(json.dumps(summary) if args.json else format_summary(summary))
+    return 1 if summary["illegal_moves"] else 0
 
 
 def _serve_options(parser: argparse.ArgumentParser) -> None:
@@ -142,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .bench import bench_engine
 
         return bench_engine(games=args.games, seed=args.seed)
+    if args.command == "arena":
+        return cmd_arena(args)
     return 2  # argparse has already refused anything else
 
 
