@@ -48,6 +48,9 @@ from .protocol import BadMessage, CrispMsg, DiscardMsg, DrawMsg, JackMsg, KingMs
 #: 95 % of a normal distribution lies within this many standard deviations of the mean.
 Z95 = 1.959964
 
+#: A round longer than this many moves means a level never lets it end (every level calls Crisp in the end).
+MAX_ROUND_MOVES = 5000
+
 #: Called with (game, seat, update) for every update a bot is fed (the tests check it against the views).
 Feed = Callable[[Game, int, Mapping[str, Any]], None]
 
@@ -234,7 +237,11 @@ def play_game(
         t.feed(game.start_round(deck))
         r = game.round
         assert r is not None
+        moves = 0
         while not r.ended:
+            moves += 1
+            if moves > MAX_ROUND_MOVES:
+                raise RuntimeError(f"a round of {', '.join(levels)} did not end after {MAX_ROUND_MOVES} moves")
             window = r.window_seat
             if window is not None and game.can_call_crisp(window):
                 message = t.ask(window)

@@ -6,7 +6,8 @@
 * Play: a card of 5 or less goes into the slot it believes worst (a remembered card higher than the new
   one, else a slot it does not remember, chosen at random); anything higher is discarded. A Jack looks at
   the middle card (soon forgotten), a Queen is thrown away, a King is played because it must be.
-* Crisp: only when it remembers all three of its cards and they add up to 5 or less.
+* Crisp: only when it remembers all three of its cards and they add up to 5 or less, or, late, after
+  15 moves in a round (it gets bored).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ UNKNOWN: Final = 6
 #: The highest card it keeps.
 KEEPS_UP_TO: Final = 5
 CRISP_AT: Final = 5
+#: After this many of its own moves in a round it calls whatever it holds.
+BORED_AFTER: Final = 15
 
 
 class EasyLevel:
@@ -65,6 +68,7 @@ class EasyLevel:
 
     def crisp(self, m: Memory, rng: Random) -> Decision | None:
         recall = self.recall(m)
-        if all(v is not None for v in recall) and sum(v or 0 for v in recall) <= CRISP_AT:
+        low = all(v is not None for v in recall) and sum(v or 0 for v in recall) <= CRISP_AT
+        if low or m.round_moves >= BORED_AFTER:
             return Decision(simple("crisp"))
         return None

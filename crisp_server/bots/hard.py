@@ -4,7 +4,7 @@
   the draw pile's order after the discard pile was turned over) are out of the pool; an unknown card is
   worth the mean of the pool, so a table full of discarded tens makes the unknown cards cheaper.
 * Opponents: each opponent card carries what their play gave away. A card taken from the discard pile is
-  known. A draw-pile card someone kept is below the card they threw out for it (below the mean if they did
+  known; a card they knew and gave away with a Queen is probably high. A draw-pile card someone kept is below the card they threw out for it (below the mean if they did
   not know the slot). A number card someone threw away caps every card they know at its value. Queen
   exchanges move this knowledge between hands.
 * Draw: from the discard pile (when allowed) when its card beats its worst card by more than a draw from
@@ -15,7 +15,8 @@
   and, in the final turns, to hit the caller. A King is played, and its extra moves are played the same
   way, each with what the previous one revealed.
 * Crisp: it estimates every opponent's sum (mean and spread of each card, one more turn to improve) and
-  calls when the chance that its own sum is lowest alone is high enough for the -5/+5 to pay.
+  calls when the chance that its own sum is lowest alone is high enough for the -5/+5 to pay. In a round
+  that drags on (the low cards are in hands, the draw pile only cycles) the bar comes down move by move.
 
 Every decision comes with a :class:`~crisp_server.bots.moves.Reason`, so it can explain itself (hints).
 """
@@ -32,7 +33,10 @@ if TYPE_CHECKING:
     from random import Random
 
 #: Call Crisp when the chance of being lowest alone is at least this.
-CRISP_CHANCE: Final = 0.6
+CRISP_CHANCE: Final = 0.7
+#: After this many own moves in a round, the chance needed drops by ``PATIENCE_STEP`` per move.
+PATIENCE: Final = 10
+PATIENCE_STEP: Final = 0.05
 #: How much an opponent is expected to lower their sum in their final turn.
 FINAL_TURN_GAIN: Final = 1.0
 #: A Queen exchange must gain at least this (expected points) to be worth it.
@@ -50,7 +54,7 @@ class HardLevel:
 
     @staticmethod
     def estimate(info: SlotInfo, pool: Pool) -> float:
-        return float(value(info.card)) if info.card is not None else pool.mean(info.bound)
+        return float(value(info.card)) if info.card is not None else pool.mean(info.bound, info.floor)
 
     def own(self, m: Memory, pool: Pool) -> list[float]:
         return [self.estimate(info, pool) for info in m.mine()]
@@ -59,12 +63,12 @@ class HardLevel:
         """Its expected sum and the chance that it is below every other sum after the final turns."""
         mine = m.mine()
         total = sum(self.estimate(i, pool) for i in mine)
-        spread = sum(pool.variance(i.bound) for i in mine if i.card is None)
+        spread = sum(pool.variance(i.bound, i.floor) for i in mine if i.card is None)
         chance = 1.0
         for seat in m.opponents():
             hand = m.hands[seat]
             mean = sum(self.estimate(i, pool) for i in hand) - FINAL_TURN_GAIN
-            var = spread + sum(pool.variance(i.bound) for i in hand if i.card is None) + 1.0
+            var = spread + sum(pool.variance(i.bound, i.floor) for i in hand if i.card is None) + 1.0
             # P(their sum > ours): sums are integers, so "more than" is "at least ours + 1" (half-way: +0.5).
             z = (mean - total - 0.5) / math.sqrt(var)
             chance *= 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
@@ -145,7 +149,7 @@ class HardLevel:
 
     def crisp(self, m: Memory, rng: Random) -> Decision | None:
         total, chance = self.chance_lowest_alone(m, m.pool())
-        if chance >= CRISP_CHANCE:
+        if chance >= CRISP_CHANCE - PATIENCE_STEP * max(0, m.round_moves - PATIENCE):
             return Decision(simple("crisp"), Reason("crisp", (round(total), round(chance * 100))))
         return None
 

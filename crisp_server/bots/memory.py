@@ -32,6 +32,8 @@ TOP: Final = 10
 #: A player who puts a draw-pile card into a slot it does not know does so, if sensible, with a card below
 #: the mean of a hand card (6.5): this is the bound the memory assumes for such a kept card.
 BLIND_KEEP_BOUND: Final = 6
+#: A player who gives a card it knows away with a Queen gives, if sensible, a high one: at least this.
+QUEEN_GIVE_FLOOR: Final = 7
 
 
 def value(card: str) -> int:
@@ -40,15 +42,16 @@ def value(card: str) -> int:
 
 
 class SlotInfo:
-    """What this seat knows about one card position: ``card`` if known exactly, else ``bound``: the card's
-    value is believed to be at most this. ``owner_knows``: the slot's owner has seen the card there.
+    """What this seat knows about one card position: ``card`` if known exactly, else ``floor`` and ``bound``:
+    the card's value is believed to lie between them. ``owner_knows``: the slot's owner has seen the card there.
     ``learned``: this seat's own move count when it last learned the card (forgetful levels use it)."""
 
-    __slots__ = ("bound", "card", "learned", "owner_knows")
+    __slots__ = ("bound", "card", "floor", "learned", "owner_knows")
 
     def __init__(self, card: str | None = None, bound: int = TOP, owner_knows: bool = False, learned: int = 0) -> None:
         self.card = card
         self.bound = bound
+        self.floor = 1
         self.owner_knows = owner_knows
         self.learned = learned
 
@@ -73,22 +76,28 @@ class Pool:
     def size(self) -> int:
         return sum(self.counts)
 
-    def mean(self, bound: int = TOP) -> float:
-        """The expected value of an unseen card whose value is at most ``bound``."""
+    @staticmethod
+    def _range(bound: int, floor: int) -> range:
+        high = max(1, min(bound, TOP))
+        return range(floor if floor <= high else 1, high + 1)  # a floor above the bound is a wrong guess
+
+    def mean(self, bound: int = TOP, floor: int = 1) -> float:
+        """The expected value of an unseen card whose value lies between ``floor`` and ``bound``."""
         n = s = 0
-        for v in range(1, max(1, min(bound, TOP)) + 1):
+        values = self._range(bound, floor)
+        for v in values:
             c = self.counts[v]
             n += c
             s += c * v
-        if n == 0:  # nothing unseen fits: the bound's middle is the honest guess
-            return (1 + max(1, min(bound, TOP))) / 2
+        if n == 0:  # nothing unseen fits: the range's middle is the honest guess
+            return (values.start + values.stop - 1) / 2
         return s / n
 
-    def variance(self, bound: int = TOP) -> float:
-        m = self.mean(bound)
+    def variance(self, bound: int = TOP, floor: int = 1) -> float:
+        m = self.mean(bound, floor)
         n = 0
         s = 0.0
-        for v in range(1, max(1, min(bound, TOP)) + 1):
+        for v in self._range(bound, floor):
             c = self.counts[v]
             n += c
             s += c * (v - m) ** 2
@@ -114,6 +123,7 @@ class Memory:
         self.known_pile: list[str] | None = None  # the draw pile's order after a turn-over, top last
         self.drawn: str | None = None  # the card this seat holds, drawn from either pile
         self.moves = 0  # this seat's own moves this game (forgetful levels measure time in them)
+        self.round_moves = 0  # its own moves this round (a round that drags on makes every level call)
         self._pending: str | None = None  # the card the acting seat drew, when this seat knows it
 
     # -- reading -------------------------------------------------------------------------------------
@@ -237,6 +247,7 @@ class Memory:
         self.discard = []
         self.known_pile = None
         self.drawn = None
+        self.round_moves = 0
         self._pending = None
 
     def _slot(self, seat: int, slot: str) -> SlotInfo:
@@ -268,6 +279,7 @@ class Memory:
             self._pending = self._take_from_pile()
         if e["seat"] == self.me:
             self.moves += 1
+            self.round_moves += 1
             if self._pending is not None:
                 self.drawn = self._pending
 
@@ -311,6 +323,8 @@ class Memory:
         seat, target = e["seat"], e["target"]
         a, b = SLOT_INDEX[e["slot"]], SLOT_INDEX[e["target_slot"]]
         mine, theirs = self.hands[seat][a], self.hands[target][b]
+        if seat != self.me and mine.card is None and mine.owner_knows:
+            mine.floor = max(mine.floor, QUEEN_GIVE_FLOOR)
         # What this seat knew about each card moves with the card; each new owner sees it in left/right.
         self.hands[seat][a], self.hands[target][b] = theirs, mine
         theirs.owner_knows = a in LOOKED_AT

@@ -8,7 +8,8 @@
 * Play: a number card goes into the slot with the highest expected value if that lowers the expected sum,
   else it is discarded. A Jack looks at an unknown middle card. A Queen gives away a card worth 8 or more
   for a random card of a random other player (on average a gain). A King is always played.
-* Crisp: called when its expected sum is at most 9 (with fewer players, a little higher).
+* Crisp: called when its expected sum is at most 9 (with fewer players, a little higher); after 10 moves
+  in a round the bar rises by one a move (the low cards are gone: waiting longer no longer pays).
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ if TYPE_CHECKING:
 CRISP_AT: Final = 9
 #: A Queen is worth using to give away a card of at least this value.
 QUEEN_FROM: Final = 8
+#: After this many of its own moves in a round, the crisp bar rises by one per move.
+PATIENCE: Final = 10
 #: Taking the discard pile's top card must beat the worst card by at least this.
 TAKE_MARGIN: Final = 2
 
 
-def crisp_threshold(players: int) -> int:
-    """Fewer opponents: a higher sum is still likely the lowest."""
-    return CRISP_AT + max(0, 4 - players)
+def crisp_threshold(players: int, round_moves: int) -> int:
+    """Fewer opponents: a higher sum is still likely the lowest; a long round: take what one has."""
+    return CRISP_AT + max(0, 4 - players) + max(0, round_moves - PATIENCE)
 
 
 def worst_slot(estimates: list[float]) -> int:
@@ -73,7 +76,7 @@ class NormalLevel:
         return Decision(simple("discard"))
 
     def crisp(self, m: Memory, rng: Random) -> Decision | None:
-        if sum(self.estimates(m)) <= crisp_threshold(m.players):
+        if sum(self.estimates(m)) <= crisp_threshold(m.players, m.round_moves):
             return Decision(simple("crisp"))
         return None
 
