@@ -1,9 +1,9 @@
 """The ``easy`` level: a casual player who forgets, plays simple moves and hardly ever calls Crisp.
 
-* Memory: it remembers a card of its own only for its next two moves after seeing it; then the card is
+* Memory: it remembers a card of its own only for its next three moves after seeing it; then the card is
   as unknown as one it never saw, and an unknown card is simply "about 6" (it counts nothing).
 * Draw: always from the draw pile.
-* Play: a card of 5 or less goes into the slot it believes worst (a remembered card higher than the new
+* Play: a card of 6 or less goes into the slot it believes worst (a remembered card higher than the new
   one, else a slot it does not remember, chosen at random); anything higher is discarded. A Jack looks at
   the middle card (soon forgotten), a Queen is thrown away, a King is played because it must be.
 * Crisp: only when it remembers all three of its cards and they add up to 5 or less, or, late, after
@@ -21,11 +21,11 @@ if TYPE_CHECKING:
     from random import Random
 
 #: How many of its own moves a seen card stays in mind.
-REMEMBERS_FOR: Final = 2
+REMEMBERS_FOR: Final = 3
 #: What an unremembered card is taken to be worth.
 UNKNOWN: Final = 6
 #: The highest card it keeps.
-KEEPS_UP_TO: Final = 5
+KEEPS_UP_TO: Final = 6
 CRISP_AT: Final = 5
 #: After this many of its own moves in a round it calls whatever it holds.
 BORED_AFTER: Final = 15

@@ -4,9 +4,10 @@
   the draw pile's order after the discard pile was turned over) are out of the pool; an unknown card is
   worth the mean of the pool, so a table full of discarded tens makes the unknown cards cheaper.
 * Opponents: each opponent card carries what their play gave away. A card taken from the discard pile is
-  known; a card they knew and gave away with a Queen is probably high. A draw-pile card someone kept is below the card they threw out for it (below the mean if they did
-  not know the slot). A number card someone threw away caps every card they know at its value. Queen
-  exchanges move this knowledge between hands.
+  known; a card they knew and gave away with a Queen is probably high. A draw-pile card someone kept is
+  below the card they threw out for it (below the mean if they did not know the slot). A number card
+  someone threw away caps every card they know at its value. Queen exchanges move this knowledge between
+  hands.
 * Draw: from the discard pile (when allowed) when its card beats its worst card by more than a draw from
   the pile is expected to (or than the pile's top, when the order is known).
 * Play: a number card replaces the card with the highest expected value if lower. A Jack looks at an

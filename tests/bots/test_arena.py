@@ -100,7 +100,7 @@ def test_an_illegal_move_is_counted() -> None:
         def crisp(self, m: Any, rng: random.Random) -> None:
             return None
 
-    LEVELS["blunder"] = Blunder  # type: ignore[assignment]
+    LEVELS["blunder"] = Blunder
     try:
         result = play_game(["blunder", "normal"], random.Random(3), Options(score_limit=30))
     finally:
