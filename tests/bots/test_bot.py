@@ -1,0 +1,68 @@
+"""A bot says when it has something to decide, and the pause policy stays human and inside the rules."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from crisp_server.arena import message_to_action
+from crisp_server.bots import Bot, Due, pause_ms
+from crisp_server.engine import Draw, Event, Game, Options, event_to_dict, visible_to
+from crisp_server.engine.views import private_view, table_view
+from crisp_server.simulate import shuffled_deck
+
+
+def _feed(game: Game, bots: list[Bot], events: list[Event]) -> None:
+    table = table_view(game)
+    for seat, bot in enumerate(bots):
+        visible = [event_to_dict(e) for e in events if visible_to(e, seat)]
+        bot.observe({"type": "update", "table": table, "you": private_view(game, seat), "events": visible})
+
+
+def test_due_follows_the_turn_the_draw_block_and_the_crisp_window() -> None:
+    game = Game(["A", "B"], Options(), first_dealer=1)
+    bots = [Bot("normal", random.Random(1)), Bot("normal", random.Random(2))]
+    assert bots[0].due() is None  # before the first deal
+    deck = shuffled_deck(random.Random(3))
+    deck.remove("5C")
+    deck.insert(6, "5C")  # the first card drawn: a number card, so the turn ends with its play
+    _feed(game, bots, list(game.start_round(deck)))
+    assert bots[0].due() == Due("move", 0, None, final=False)
+    assert bots[1].due() is None
+    assert bots[1].decide() is None
+    _feed(game, bots, list(game.apply(Draw(0))))
+    message = bots[0].decide()
+    assert message is not None
+    assert message["type"] in ("swap", "discard")
+    _feed(game, bots, list(game.apply(message_to_action(0, message))))
+    assert bots[0].due() == Due("crisp", 0, 3000, final=False)
+    # The next player's draw is blocked for two seconds: it is told from when it may act.
+    assert bots[1].due() == Due("move", 2000, None, final=False)
+    assert bots[1].decide() == {"type": "draw", "from": "deck"}
+
+
+def test_an_unknown_level_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown level 'genius'"):
+        Bot("genius", random.Random(1))
+
+
+@pytest.mark.parametrize(
+    ("due", "low", "high"),
+    [
+        (Due("move", 0, None, final=False), 700, 2000),
+        (Due("move", 0, 30000, final=True), 450, 1100),
+        (Due("crisp", 0, 3000, final=False), 350, 1200),
+    ],
+)
+def test_pauses_are_human(due: Due, low: int, high: int) -> None:
+    rng = random.Random(4)
+    pauses = [pause_ms(due, rng) for _ in range(500)]
+    assert min(pauses) >= low
+    assert max(pauses) <= high
+    assert max(pauses) - min(pauses) > (high - low) / 2  # they vary
+
+
+def test_a_crisp_pause_never_outlasts_the_window() -> None:
+    late = Due("crisp", 2500, 3000, final=False)  # the bot learned of its window late
+    assert all(pause_ms(late, random.Random(s)) <= 200 for s in range(100))
