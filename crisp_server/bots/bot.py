@@ -46,8 +46,8 @@ class Due:
 def due(m: Memory) -> Due | None:
     """What ``m``'s seat has to decide according to its last view, if anything."""
     r = m.round
-    if r is None or r["ended"] or m.me is None:
-        return None
+    if r is None or r["ended"] or m.me is None or m.phase not in (None, "play"):
+        return None  # no round, or a room still in its peek (moves there are refused as too early)
     final = r["final_turns_left"] is not None
     window = r["window"]
     if window is not None and window["seat"] == m.me and r["caller"] is None:

@@ -92,7 +92,7 @@ class HardLevel:
             from_pile = _expected_gain(pool, est[worst])
         if take > 0 and take >= from_pile:
             return Decision(draw("discard"), Reason("take", (top, worst, round(est[worst]))))
-        return Decision(draw("deck"), Reason("draw_known", (known,)) if known else Reason("draw", (top,)))
+        return Decision(draw("deck"), Reason("draw_known", (known,)) if known else Reason("draw"))
 
     def play(self, m: Memory, rng: Random) -> Decision:
         card = m.drawn

@@ -103,11 +103,6 @@ class Pool:
             s += c * (v - m) ** 2
         return s / n if n else 0.0
 
-    def below(self, limit: int) -> float:
-        """The share of unseen cards worth less than ``limit``."""
-        total = self.size
-        return sum(self.counts[1:limit]) / total if total and limit > 1 else 0.0
-
 
 class Memory:
     """One seat's knowledge of the current round, updated by :meth:`observe`."""
@@ -118,6 +113,7 @@ class Memory:
         self.round_index = -1
         self.table: Mapping[str, Any] = {}
         self.you: Mapping[str, Any] = {}
+        self.phase: str | None = None  # the room's phase when the update has a ``room`` part (not the arena's)
         self.hands: list[list[SlotInfo]] = []
         self.discard: list[str] = []  # bottom first, as in the view
         self.known_pile: list[str] | None = None  # the draw pile's order after a turn-over, top last
@@ -158,12 +154,6 @@ class Memory:
         return totals
 
     @property
-    def drawn_from(self) -> str | None:
-        r = self.round
-        drawn = r.get("drawn") if r is not None else None
-        return None if drawn is None else str(drawn["from"])
-
-    @property
     def discard_top(self) -> str | None:
         return self.discard[-1] if self.discard else None
 
@@ -171,7 +161,8 @@ class Memory:
         assert self.me is not None
         return self.hands[self.me]
 
-    def opponents(self) -> range | list[int]:
+    def opponents(self) -> list[int]:
+        """The other seats."""
         return [s for s in range(self.players) if s != self.me]
 
     def located(self) -> set[str]:
@@ -209,6 +200,9 @@ class Memory:
         """Take in one update or snapshot this seat was sent."""
         table = update.get("table")
         you = update.get("you") or {}
+        room = update.get("room")
+        if room is not None:
+            self.phase = room.get("phase")
         if you:
             self.you = you
             self.me = you.get("seat")

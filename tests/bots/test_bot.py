@@ -66,3 +66,18 @@ def test_pauses_are_human(due: Due, low: int, high: int) -> None:
 def test_a_crisp_pause_never_outlasts_the_window() -> None:
     late = Due("crisp", 2500, 3000, final=False)  # the bot learned of its window late
     assert all(pause_ms(late, random.Random(s)) <= 200 for s in range(100))
+
+
+def test_nothing_is_due_while_the_room_is_not_in_play() -> None:
+    game = Game(["A", "B"], Options(), first_dealer=1)
+    bot = Bot("hard", random.Random(1))
+    events = game.start_round(shuffled_deck(random.Random(3)))
+    update = {
+        "table": table_view(game),
+        "you": private_view(game, 0),
+        "events": [event_to_dict(e) for e in events if visible_to(e, 0)],
+    }
+    bot.observe({**update, "room": {"phase": "peek"}})
+    assert bot.due() is None
+    bot.observe({**update, "events": [], "room": {"phase": "play"}})
+    assert bot.due() == Due("move", 0, None, final=False)
