@@ -81,7 +81,7 @@ class HardLevel:
         top = m.discard_top
         known = m.next_draw()
         if top is None or "discard" not in draw_options(m):
-            return Decision(draw("deck"), Reason("draw_known", (known,)) if known else Reason("draw"))
+            return Decision(draw("deck"), Reason("draw_known", (known,)) if known else Reason("draw_only"))
         pool = m.pool()
         est = self.own(m, pool)
         worst = _worst(est)
@@ -91,6 +91,9 @@ class HardLevel:
         else:
             from_pile = _expected_gain(pool, est[worst])
         if take > 0 and take >= from_pile:
+            info = m.mine()[worst]
+            if info.card is not None:
+                return Decision(draw("discard"), Reason("take_known", (top, worst, info.card)))
             return Decision(draw("discard"), Reason("take", (top, worst, round(est[worst]))))
         return Decision(draw("deck"), Reason("draw_known", (known,)) if known else Reason("draw"))
 

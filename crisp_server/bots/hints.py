@@ -27,9 +27,11 @@ _SLOTS: Final = {
 #: One line per reason code; ``{slot}`` etc. are filled by :func:`_render`.
 _TEXTS: Final[dict[str, dict[str, str]]] = {
     "en": {
+        "draw_only": "Draw a card from the draw pile.",
         "draw": "Draw from the draw pile: the discard pile does not help you now.",
         "draw_known": "Draw from the draw pile: you know its top card is the {card}.",
         "take": "Take the {card} from the discard pile for your {slot} card (probably about {about}).",
+        "take_known": "Take the {card} from the discard pile for your {slot} card, the {old}.",
         "swap": "Swap: your {slot} card is probably higher than {card}.",
         "swap_known": "Swap: your {slot} card is the {old}, higher than {card}.",
         "must_swap": "Swap it for your {slot} card: a card from the discard pile must be kept.",
@@ -43,9 +45,11 @@ _TEXTS: Final[dict[str, dict[str, str]]] = {
         "no_crisp": "Do not call Crisp yet: your sum is about {sum}, only {chance} % likely to be the lowest.",
     },
     "de": {
+        "draw_only": "Zieh eine Karte vom Nachziehstapel.",
         "draw": "Zieh vom Nachziehstapel: der Ablagestapel hilft dir gerade nicht.",
         "draw_known": "Zieh vom Nachziehstapel: du weißt, dass oben {card} liegt.",
         "take": "Nimm {card} vom Ablagestapel für deine {slot} Karte (wahrscheinlich etwa {about}).",
+        "take_known": "Nimm {card} vom Ablagestapel für deine {slot} Karte, {old}.",
         "swap": "Tausche: deine {slot} Karte ist wahrscheinlich höher als {card}.",
         "swap_known": "Tausche: deine {slot} Karte ist {old}, höher als {card}.",
         "must_swap": "Tausche sie gegen deine {slot} Karte: eine Karte vom Ablagestapel musst du behalten.",
@@ -105,6 +109,8 @@ def _render(reason: Reason, lang: str) -> str:
         fields["card"] = _card(a[0], lang)
     elif code == "take":
         fields.update(card=_card(a[0], lang), slot=slot_names[a[1]], about=a[2])
+    elif code == "take_known":
+        fields.update(card=_card(a[0], lang), slot=slot_names[a[1]], old=_card(a[2], lang))
     elif code == "swap":
         fields.update(slot=slot_names[a[0]], card=_card(a[1], lang))
     elif code == "swap_known":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from crisp_server.bots import Memory, hint
-from crisp_server.engine import Draw, Event, Game, Options, Swap, event_to_dict, visible_to
+from crisp_server.engine import Discard, Draw, Event, Game, Options, Source, Swap, event_to_dict, visible_to
 from crisp_server.engine.cards import FULL_DECK, Slot
 from crisp_server.engine.views import private_view, table_view
 
@@ -39,8 +39,8 @@ def test_swap_an_unknown_middle_card_for_a_low_one() -> None:
     first = hint(seat.memory)
     assert first is not None
     assert first.message == {"type": "draw", "from": "deck"}
-    assert first.text("en") == "Draw from the draw pile: the discard pile does not help you now."
-    assert first.text("de") == "Zieh vom Nachziehstapel: der Ablagestapel hilft dir gerade nicht."
+    assert first.text("en") == "Draw a card from the draw pile."
+    assert first.text("de") == "Zieh eine Karte vom Nachziehstapel."
     seat.feed(seat.game.apply(Draw(0)))
     h = hint(seat.memory)
     assert h is not None
@@ -75,6 +75,43 @@ def test_discard_what_would_not_help_and_look_with_a_jack() -> None:
     assert h.message == {"type": "jack"}
     assert "middle card" in h.text("en")
     assert "mittlere Karte" in h.text("de")
+
+
+def test_take_a_low_card_from_the_discard_pile_or_leave_a_high_one() -> None:
+    options = Options(discard_draw=True)
+    seat = Seat(_deck(["AS", "9H", "KS"], ["5D", "6D", "7D"], "QC"), options)
+    seat.feed(seat.game.apply(Draw(0)))
+    seat.feed(seat.game.apply(Discard(0)))  # Ana throws the Queen away
+    seat.feed(seat.game.advance(3000))
+    seat.feed(seat.game.apply(Draw(1)))
+    seat.feed(seat.game.apply(Swap(1, Slot.LEFT)))  # Ben's 5 comes out on top of the discard pile
+    seat.feed(seat.game.advance(10_000))
+    h = hint(seat.memory)
+    assert h is not None
+    assert h.message == {"type": "draw", "from": "discard"}
+    assert h.text("en") == "Take the 5 from the discard pile for your right card, the king."
+    assert h.text("de") == "Nimm 5 vom Ablagestapel für deine rechte Karte, König."
+    seat.feed(seat.game.apply(Draw(0, Source.DISCARD)))
+    h = hint(seat.memory)
+    assert h is not None
+    assert h.message == {"type": "swap", "slot": "right"}
+    assert h.text("en") == "Swap it for your right card: a card from the discard pile must be kept."
+    assert h.text("de") == "Tausche sie gegen deine rechte Karte: eine Karte vom Ablagestapel musst du behalten."
+
+
+def test_take_a_low_card_for_an_unknown_middle() -> None:
+    seat = Seat(_deck(["AS", "9H", "2S"], ["5D", "6D", "7D"], "QC"), Options(discard_draw=True))
+    seat.feed(seat.game.apply(Draw(0)))
+    seat.feed(seat.game.apply(Discard(0)))
+    seat.feed(seat.game.advance(3000))
+    seat.feed(seat.game.apply(Draw(1)))
+    seat.feed(seat.game.apply(Swap(1, Slot.LEFT)))
+    seat.feed(seat.game.advance(10_000))
+    h = hint(seat.memory)
+    assert h is not None
+    assert h.message == {"type": "draw", "from": "discard"}
+    assert h.text("en") == "Take the 5 from the discard pile for your middle card (probably about 7)."
+    assert h.text("de") == "Nimm 5 vom Ablagestapel für deine mittlere Karte (wahrscheinlich etwa 7)."
 
 
 def test_queen_gives_a_known_high_card_away() -> None:
