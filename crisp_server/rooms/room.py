@@ -100,6 +100,10 @@ class Phase(Enum):
     GAME_OVER = "game_over"
 
 
+#: The phases of a game under way: they wait while no player is connected.
+GAME_PHASES: Final = frozenset({Phase.PEEK, Phase.PLAY, Phase.ROUND_OVER})
+
+
 class Member(Protocol):
     """A connection as the room sees it (the web layer's object)."""
 
@@ -258,7 +262,8 @@ class Room:
         self._timer: TimerHandle | None = None
         self._timer_at: int | None = None
         self.touched = clock.now()  # the last message handled (idle rooms are closed)
-        #: A round in play with no player connected waits: no move times out for nobody to see.
+        #: A game with no player connected waits (peek, play or the pause between rounds): nothing times out
+        #: for nobody to see, and the first player back resumes it.
         self.paused = False
         # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
         self._ops: list[Op] = []
@@ -310,13 +315,8 @@ class Room:
         room.phase = phase
         for seat in room.seats:
             seat.ready = seat.left
-        if phase is Phase.PEEK:
-            room.peek_ends = now + int(settings.peek_seconds * 1000)
-        elif phase is Phase.ROUND_OVER:
-            room.next_round_at = now + int(settings.next_round_seconds * 1000)
-        elif phase is Phase.PLAY:
-            # Nobody is connected yet: the round waits, and the first player back resumes it.
-            room.paused = True
+        # Nobody is connected yet: the game waits, and the first player back resumes it (_unpause).
+        room.paused = phase in GAME_PHASES
         return room
 
     # -- running ---------------------------------------------------------------------------------------
@@ -450,11 +450,13 @@ class Room:
         return None
 
     def _wake_at(self) -> int | None:
+        if self.paused:
+            return None
         if self.phase is Phase.PEEK:
             return self.peek_ends
         if self.phase is Phase.ROUND_OVER:
             return self.next_round_at
-        if self.phase is Phase.PLAY and self.game is not None and self.round_zero is not None and not self.paused:
+        if self.phase is Phase.PLAY and self.game is not None and self.round_zero is not None:
             times = [t for t in (self.game.next_deadline(), self._auto_timeout_at()) if t is not None]
             return self.round_zero + min(times) if times else None
         return None
@@ -635,18 +637,26 @@ class Room:
         self._publish(events, [{"type": "connected", "seat": index}])
 
     def _unpause(self) -> list[Event]:
-        """The first player is back in a waiting round: it goes on from where it stopped, as after a
-        restart (the absence counts against nobody; see ``Game.resume``), and the record keeps the instant."""
+        """The first player is back in a waiting game. A peek or a pause between rounds starts over in
+        full; a round goes on from where it stopped, as after a restart (the absence counts against
+        nobody; see ``Game.resume``), and the record keeps the instant."""
         if not self.paused:
             return []
         self.paused = False
+        now = self.clock.now()
+        if self.phase is Phase.PEEK:
+            self.peek_ends = now + int(self.settings.peek_seconds * 1000)
+            return []
+        if self.phase is Phase.ROUND_OVER:
+            self.next_round_at = now + int(self.settings.next_round_seconds * 1000)
+            return []
         game, record = self.game, self.record
         assert game is not None
         assert record is not None
         assert self.game_id is not None
         r = game.round
         assert r is not None
-        self.round_zero = self.clock.now() - r.now
+        self.round_zero = now - r.now
         events = game.resume()
         rr = record.rounds[-1]
         resume = Resume(len(rr.actions), r.now)
@@ -675,12 +685,19 @@ class Room:
             self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
             # Only connected players are waited for: if this one was the last not ready, nobody is now.
             self._maybe_all_ready()
-            if self.phase is Phase.PLAY and not any(s.conn is not None for s in self.seats):
-                # The last player went away: bring the round up to now, then let it wait for them.
-                events = self._advance()
-                if events:
-                    self._after_play(events, [])
-                self.paused = self.phase is Phase.PLAY
+            self._wait_if_deserted()
+
+    def _wait_if_deserted(self) -> None:
+        """No player is connected any more: bring a round in play up to now, then let the game wait for
+        them, whatever its phase (a peek or a pause between rounds would otherwise deal and time out moves
+        for nobody, for ever)."""
+        if self.paused or self.phase not in GAME_PHASES or any(s.conn is not None for s in self.seats):
+            return
+        if self.phase is Phase.PLAY:
+            events = self._advance()
+            if events:
+                self._after_play(events, [])
+        self.paused = self.phase in GAME_PHASES
 
     def _remove_seat(self, seat: Seat) -> int:
         """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
@@ -723,6 +740,7 @@ class Room:
         else:
             self._publish([], [{"type": "left", "seat": index, "host": self.host}])
             self._maybe_all_ready()
+        self._wait_if_deserted()
 
     def _pass_host(self, index: int) -> None:
         n = len(self.seats)
@@ -948,11 +966,12 @@ class Room:
         }
 
     def _clocks(self) -> dict[str, int | None]:
-        """What runs, as milliseconds left: phones' clocks are not trusted."""
+        """What runs, as milliseconds left: phones' clocks are not trusted. Nothing runs while the game
+        waits for its players."""
         now = self.clock.now()
 
         def left(at: int | None) -> int | None:
-            return None if at is None else max(0, at - now)
+            return None if at is None or self.paused else max(0, at - now)
 
         out: dict[str, int | None] = {
             "peek_ends_in": left(self.peek_ends) if self.phase is Phase.PEEK else None,
