@@ -5,8 +5,9 @@ once, one at a time, on the event loop; no locks, no races, no task hop. What a 
 to the store's group commit, and what it caused is delivered only once that commit is done (in order:
 the room goes on with the next message meanwhile). Nothing here awaits a socket: every outgoing message
 goes to the recipient connection (``Member.send``), which never blocks the room.
-Every message published to the room bumps the version ``v``; each recipient gets its own message built
-from the engine's view of its seat (``crisp_server.engine.views``) and the events it may see.
+Every message published to the room bumps the version ``v``, which never goes back, across restarts too
+(``VERSION_BLOCK``); each recipient gets its own message built from the engine's view of its seat
+(``crisp_server.engine.views``) and the events it may see.
 
 Time: the room reads a monotonic ``Clock`` (real in the server, manual in tests). A round's engine
 clock is "milliseconds since play started" (the peek phase is not counted).
@@ -63,6 +64,7 @@ from crisp_server.store.store import (
     CloseRoom,
     FinishGame,
     Op,
+    ReserveVersion,
     SaveRoom,
     SeatData,
     SetClock,
@@ -79,6 +81,10 @@ log = logging.getLogger("crisp.room")
 
 MAX_SEATS: Final = 8
 MAX_NAME: Final = 20
+
+#: Room versions are reserved in the database this many at a time (one small write per block of messages):
+#: a room rebuilt after a restart goes on above every version it may have published.
+VERSION_BLOCK: Final = 1000
 
 #: WebSocket close codes the room uses.
 CLOSE_KICKED: Final = 4003
@@ -246,6 +252,7 @@ class Room:
         self._drained.set()
         self.failed = False  # a commit failed: the room stopped, what it had not committed is dropped
         self.v = 0
+        self.v_reserved = 0  # the highest version the database allows (see VERSION_BLOCK)
         self.phase = Phase.LOBBY
         self.seats: list[Seat] = []
         self.host = 0
@@ -288,6 +295,9 @@ class Room:
         room = cls(stored.code, stored.link, settings, clock, on_close, store=store, room_id=stored.id)
         room.options = Options(**stored.options)
         room.host = stored.host
+        # Above every version a client may have seen: saved before anything is sent (Registry.restore).
+        room.v = room.v_reserved = stored.v
+        room._next_version()
         now = clock.now()
         room.seats = [
             Seat(
@@ -1027,9 +1037,16 @@ class Room:
             {"type": "welcome", "v": self.v, "room": self.code, "seat": index, "token": token, "link": self.link}
         )
 
+    def _next_version(self) -> None:
+        """Bump ``v``; past the versions reserved, reserve more in the commit that carries this message."""
+        self.v += 1
+        if self.v > self.v_reserved:
+            self.v_reserved = self.v + VERSION_BLOCK
+            self._save(ReserveVersion(self.room_id, self.v_reserved))
+
     def _publish(self, events: Sequence[Event], room_events: list[dict[str, Any]]) -> None:
         """Version the change and send each member its own message."""
-        self.v += 1
+        self._next_version()
         # Encoded once: the head and the public part; the events too unless some are addressed to a seat.
         start = self._public_part("update")
         dicts = [event_to_dict(e) for e in events]

@@ -89,6 +89,14 @@ class CloseRoom:
 
 
 @dataclass(frozen=True, slots=True)
+class ReserveVersion:
+    """The room may publish versions up to ``v``: rebuilt after a restart, it goes on above it."""
+
+    room_id: str
+    v: int
+
+
+@dataclass(frozen=True, slots=True)
 class StartGame:
     game_id: str
     room_id: str
@@ -167,6 +175,7 @@ class _Run:
 
     def clear(self) -> None:
         self.rooms: dict[str, SaveRoom] = {}
+        self.versions: dict[str, int] = {}
         self.games: list[StartGame] = []
         self.rounds: list[StartRound] = []
         self.actions: list[AppendAction] = []
@@ -177,6 +186,8 @@ class _Run:
         """Gather ``op`` if it can be written with the others (``CloseRoom`` and ``AddResume`` cannot)."""
         if isinstance(op, SaveRoom):
             self.rooms[op.room_id] = op
+        elif isinstance(op, ReserveVersion):
+            self.versions[op.room_id] = max(op.v, self.versions.get(op.room_id, 0))
         elif isinstance(op, StartGame):
             self.games.append(op)
         elif isinstance(op, StartRound):
@@ -195,6 +206,8 @@ class _Run:
     def write(self, sink: Sink, written: Written) -> None:
         if self.rooms:
             _upsert_rooms(sink, list(self.rooms.values()), written)
+        if self.versions:
+            sink.many(_ROOM_VERSION, [{"i": room_id, "n": v} for room_id, v in self.versions.items()])
         if self.games:
             sink.many(_GAME_INSERT, [g.row() for g in self.games])
         if self.rounds:
@@ -246,6 +259,7 @@ _ROOM_UPDATE = (
     .where(_ROOMS.c.id == bindparam("i"))
     .values(phase=bindparam("p"), host=bindparam("h"), updated_at=bindparam("t"))
 )
+_ROOM_VERSION = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(v=bindparam("n"))
 _ROOM_CLOSE = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(closed_at=bindparam("t"))
 _SEATS_DELETE = delete(_SEATS).where(_SEATS.c.room_id == bindparam("r"))
 _GAME_FINISH = update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"))
@@ -427,7 +441,7 @@ class FinishGame:
 
 
 #: What a room hands the store to write.
-Op = SaveRoom | CloseRoom | StartGame | StartRound | AppendAction | SetClock | AddResume | FinishGame
+Op = SaveRoom | ReserveVersion | CloseRoom | StartGame | StartRound | AppendAction | SetClock | AddResume | FinishGame
 
 
 # -- reading ---------------------------------------------------------------------------------------------
@@ -453,6 +467,8 @@ class StoredRoom:
     seats: list[SeatData]
     game: StoredGame | None = None
     updated_at: datetime | None = None
+    #: No version the room published is above this (``ReserveVersion``).
+    v: int = 0
 
 
 def _never() -> bool:
@@ -804,6 +820,7 @@ class Store:
                     dict(room.options),
                     [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
                     updated_at=room.updated_at,
+                    v=room.v,
                 )
                 # The latest game: running, or just finished (a room at its game's end shows the result).
                 game = await session.scalar(

@@ -82,9 +82,7 @@ async def _to_phase(bots: Bots, phase: str) -> None:
 
 
 @pytest.mark.parametrize("phase", ["peek", "play", "round_over"])
-async def test_a_game_nobody_is_connected_to_waits_in_every_phase(
-    phase: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_game_nobody_is_connected_to_waits_in_every_phase(phase: str, monkeypatch: pytest.MonkeyPatch) -> None:
     rig(monkeypatch, first_dealer=2, seed=5)
     async with running_server(**OPEN_LIMITS) as server:
         # A spectator stays: spectators are not players, and it sees that nothing happens.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import update
@@ -16,6 +17,7 @@ from crisp_server.store.models import GameRow, RoomRow
 from crisp_server.store.store import (
     AppendAction,
     FinishGame,
+    ReserveVersion,
     SaveRoom,
     SeatData,
     SetClock,
@@ -31,6 +33,36 @@ async def test_migrations_upgrade_downgrade_upgrade_and_no_drift(database_url: s
     await asyncio.to_thread(downgrade, database_url)
     await asyncio.to_thread(upgrade, database_url)
     await asyncio.to_thread(check, database_url)
+
+
+async def test_upgrading_a_database_in_use_keeps_its_rooms_and_games(database_url: str) -> None:
+    # A database made and written by the first release (revision 0001), with a game under way.
+    await asyncio.to_thread(upgrade, database_url, None, "0001")
+    old = Store(database_url)
+    await old.start()
+    try:
+        game_id, played = await _store_game(old, seed=5, players=3, finish=False)
+    finally:
+        await old.close()
+
+    await asyncio.to_thread(upgrade, database_url)
+    store = Store(database_url)
+    await store.start()
+    try:
+        (room,) = await store.open_rooms()
+        assert room.v == 0, "a room saved before the version was stored starts from nothing known"
+        assert room.game is not None
+        rounds: Any = played["rounds"]
+        assert [r["actions"] for r in record_to_dict(room.game.record)["rounds"]] == [r["actions"] for r in rounds]
+        async with store.sessions() as session:
+            game = await session.get(GameRow, game_id)
+            assert game is not None
+            assert game.abandoned is False
+        await store.commit([ReserveVersion(room.id, 1001)])
+        (room,) = await store.open_rooms()
+        assert room.v == 1001
+    finally:
+        await store.close()
 
 
 def _seats(names: list[str]) -> tuple[SeatData, ...]:
