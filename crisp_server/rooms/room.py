@@ -213,7 +213,12 @@ class Expire:
     """Nobody has been here for long: close the room if that is still so."""
 
 
-RoomMessage = Inbound | Detach | Tick | Shutdown | Expire
+@dataclass(frozen=True, slots=True)
+class Abandon:
+    """No player has been connected to the game for long: end it unfinished if that is still so."""
+
+
+RoomMessage = Inbound | Detach | Tick | Shutdown | Expire | Abandon
 
 
 class RoomError(Exception):
@@ -272,6 +277,7 @@ class Room:
         #: A game with no player connected waits (peek, play or the pause between rounds): nothing times out
         #: for nobody to see, and the first player back resumes it.
         self.paused = False
+        self.paused_at: int | None = None  # since when (clock instant): a game paused for long is abandoned
         # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
         self._ops: list[Op] = []
         self._outbox: list[tuple[Member, bytes | tuple[int, str]]] = []
@@ -327,6 +333,10 @@ class Room:
             seat.ready = seat.left
         # Nobody is connected yet: the game waits, and the first player back resumes it (_unpause).
         room.paused = phase in GAME_PHASES
+        if room.paused:
+            # Waiting since the room was last saved (when its last player went, or just before a crash):
+            # the downtime counts towards abandoning it.
+            room.paused_at = now - _ms_since(stored.updated_at)
         return room
 
     # -- running ---------------------------------------------------------------------------------------
@@ -436,6 +446,9 @@ class Room:
         elif isinstance(message, Expire):
             if not self.members:
                 self._close()
+        elif isinstance(message, Abandon):
+            if self.paused:
+                self._abandon()
         else:
             self._shutdown()
 
@@ -653,6 +666,7 @@ class Room:
         if not self.paused:
             return []
         self.paused = False
+        self.paused_at = None
         now = self.clock.now()
         if self.phase is Phase.PEEK:
             self.peek_ends = now + int(self.settings.peek_seconds * 1000)
@@ -708,6 +722,9 @@ class Room:
             if events:
                 self._after_play(events, [])
         self.paused = self.phase in GAME_PHASES
+        if self.paused:
+            self.paused_at = self.clock.now()
+            self._save_room()  # the time it was saved is when its players went, should the server restart
 
     def _remove_seat(self, seat: Seat) -> int:
         """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
@@ -933,6 +950,17 @@ class Room:
         self._save(CloseRoom(self.room_id))
         self._send_away("room_closed", CLOSE_LEFT, "the room closed", leave_registry=True)
 
+    def _abandon(self) -> None:
+        """No player came back for ``idle_game_hours``: the game ends unfinished, with the totals of the rounds
+        played and no winner; its record stays (listed with the room's games, served to its players, kept
+        as long as finished games), and the room closes."""
+        game = self.game
+        assert game is not None
+        assert self.game_id is not None
+        self._save(FinishGame(self.game_id, tuple(game.totals), (), abandoned=True))
+        log.info("game abandoned", extra={"room": self.code})
+        self._close()
+
     def _shutdown(self) -> None:
         """The server stops: tell everyone to come back in a moment, and close."""
         self._send_away("restarting", CLOSE_RESTART, "server restarting", leave_registry=False)
@@ -1061,6 +1089,15 @@ class Room:
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
                 encoded = orjson.dumps(visible)
             self._send(conn, start + self._private_part(seat, encoded))
+
+
+def _ms_since(instant: datetime | None) -> int:
+    """Milliseconds from a stored instant to now (none if unknown; SQLite gives back instants without zone: UTC)."""
+    if instant is None:
+        return 0
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=UTC)
+    return max(0, int((datetime.now(UTC) - instant).total_seconds() * 1000))
 
 
 def _deliver(items: Sequence[tuple[Member, bytes | tuple[int, str]]]) -> None:

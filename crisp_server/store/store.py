@@ -221,7 +221,7 @@ class _Run:
             )
         if self.finished:
             now = _now()
-            sink.many(_GAME_FINISH, [{"g": f.game_id, "t": now} for f in self.finished])
+            sink.many(_GAME_FINISH, [{"g": f.game_id, "t": now, "a": f.abandoned} for f in self.finished])
             sink.many(
                 _RESULT_INSERT,
                 [
@@ -262,7 +262,9 @@ _ROOM_UPDATE = (
 _ROOM_VERSION = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(v=bindparam("n"))
 _ROOM_CLOSE = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(closed_at=bindparam("t"))
 _SEATS_DELETE = delete(_SEATS).where(_SEATS.c.room_id == bindparam("r"))
-_GAME_FINISH = update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"))
+_GAME_FINISH = (
+    update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"), abandoned=bindparam("a"))
+)
 _CLOCK_UPDATE = (
     update(_ROUNDS)
     .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
@@ -435,9 +437,12 @@ class AddResume:
 
 @dataclass(frozen=True, slots=True)
 class FinishGame:
+    """The game ended: won, or ``abandoned`` (no player came back; ``totals`` of the rounds played, no winner)."""
+
     game_id: str
     totals: tuple[int, ...]
     winners: tuple[int, ...]
+    abandoned: bool = False
 
 
 #: What a room hands the store to write.
@@ -850,8 +855,16 @@ class Store:
             document, _ = await _game_document(session, game)
             return document, list(game.token_hashes), game.finished_at is not None
 
+    async def last_room_id(self, code: str) -> str | None:
+        """The id of the newest room with this code, closed or not (a code is unique among open rooms only)."""
+        async with self.sessions() as session:
+            found: str | None = await session.scalar(
+                select(RoomRow.id).where(RoomRow.code == code).order_by(RoomRow.created_at.desc()).limit(1)
+            )
+            return found
+
     async def past_games(self, room_id: str) -> list[dict[str, Any]]:
-        """The room's finished games, newest first: players, totals, winners."""
+        """The room's ended games, newest first: players, totals, winners, and whether it was abandoned."""
         async with self.sessions() as session:
             rows = (
                 await session.execute(
@@ -867,6 +880,7 @@ class Store:
                     "players": game.players,
                     "totals": result.totals,
                     "winners": result.winners,
+                    "abandoned": game.abandoned,
                     "finished_at": result.finished_at.isoformat(),
                 }
                 for game, result in rows

@@ -16,6 +16,7 @@ from crisp_server.store.migrate import check, downgrade, upgrade
 from crisp_server.store.models import GameRow, RoomRow
 from crisp_server.store.store import (
     AppendAction,
+    CloseRoom,
     FinishGame,
     ReserveVersion,
     SaveRoom,
@@ -154,6 +155,27 @@ async def test_retention_closes_idle_lobbies_and_deletes_old_games(store: Store)
     open_ids = {r.id for r in await store.open_rooms()}
     assert "idle" not in open_ids
     assert "fresh" in open_ids
+
+
+async def test_an_abandoned_game_is_listed_served_and_purged_like_a_finished_one(store: Store) -> None:
+    game_id, _ = await _store_game(store, seed=11, players=3, finish=False)
+    await store.commit([FinishGame(game_id, (12, 30, 7), (), abandoned=True), CloseRoom("room11")])
+    (listed,) = await store.past_games("room11")
+    assert (listed["id"], listed["totals"], listed["winners"], listed["abandoned"]) == (game_id, [12, 30, 7], [], True)
+    assert await store.last_room_id("C00011") == "room11"
+    stored = await store.game_record(game_id)
+    assert stored is not None
+    assert stored[2], "served as an ended game"
+    assert await store.open_rooms() == [], "not rebuilt"
+    # Kept as long as finished games, counted from when it was abandoned.
+    _, deleted = await store.purge(timedelta(hours=24), timedelta(days=30))
+    assert deleted == 0
+    async with store.sessions.begin() as session:
+        long_ago = datetime.now(UTC) - timedelta(days=31)
+        await session.execute(update(GameRow).where(GameRow.id == game_id).values(finished_at=long_ago))
+    _, deleted = await store.purge(timedelta(hours=24), timedelta(days=30))
+    assert deleted == 1
+    assert await store.game_record(game_id) is None
 
 
 async def test_foreign_keys_are_enforced(store: Store) -> None:
