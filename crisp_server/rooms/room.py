@@ -296,8 +296,10 @@ class Room:
         on_close: Callable[[Room], None] | None = None,
     ) -> Room:
         """Rebuild a room after a restart from what the database has: the lobby, and the game by
-        replaying its record. The round clock goes on from the last stored instant (the downtime counts
-        against nobody); an open crisp window closes and the current move gets a fresh full clock."""
+        replaying its record. Nobody is connected yet: a game waits for its first player back (the downtime
+        counts towards abandoning it); then the round clock goes on from the last stored instant (the
+        downtime counts against nobody), an open crisp window closes and the current move gets a fresh full
+        clock. Its version goes on above every one it may have sent (saved before anyone hears from it)."""
         room = cls(stored.code, stored.link, settings, clock, on_close, store=store, room_id=stored.id)
         room.options = Options(**stored.options)
         room.host = stored.host

@@ -166,9 +166,9 @@ Written = dict[str, "SaveRoom"]
 
 class _Run:
     """Operations that can be written together, gathered until an operation that cannot comes along:
-    the last state of each room, its seats where they changed, new games and rounds, the actions, each
-    round's last clock, finished games. They are written in that order, one statement for each kind: what
-    a row refers to is written before it, and updates come after the inserts they may touch."""
+    the last state of each room, its seats where they changed, its version reserve, new games and rounds,
+    the actions, each round's last clock, finished games. They are written in that order, one statement for
+    each kind: what a row refers to is written before it, and updates come after the inserts they may touch."""
 
     def __init__(self) -> None:
         self.clear()
