@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     database_url: str | None = None
     #: Lobbies nobody touched for this long are closed; finished games are kept this long.
     idle_lobby_hours: float = Field(default=24.0, gt=0)
+    #: A game no player has been connected to for this long is closed unfinished (its record is kept).
+    idle_game_hours: float = Field(default=24.0, gt=0)
     keep_finished_days: float = Field(default=30.0, gt=0)
     #: The web client; default: ``static/`` beside the package (a source checkout) or in the working folder.
     static_dir: Path | None = None

@@ -10,7 +10,7 @@ from crisp_server.settings import Settings
 from crisp_server.store.store import Store, StoredRoom
 
 from .clock import Clock
-from .room import Expire, Phase, Room, Shutdown
+from .room import Abandon, Expire, Phase, Room, Shutdown
 from .tokens import new_room_code
 
 log = logging.getLogger("crisp.rooms")
@@ -38,15 +38,21 @@ class Registry:
 
     async def restore(self, stored: list[StoredRoom]) -> None:
         """Bring back the rooms the database has (after a restart or a crash), and save what that changed."""
+        restored: list[Room] = []
         for item in stored:
             if item.code in self.rooms:
                 continue
             room = Room.restore(item, self.settings, self.clock, self.store, self._closed)
             room.observe_action = self.observe_action
             self.rooms[room.code] = room
-            await room.flush()  # a resumed round's restart instant, before anyone hears of the round
+            restored.append(room)
+        # Each room's new version reserve is saved before anyone hears from it; all in a few group commits
+        # (one room after the other, 2,000 rooms would wait for 2,000 commits).
+        await asyncio.gather(*(room.flush() for room in restored))
         if stored:
             log.info("rooms restored", extra={"rooms": len(stored)})
+        # Games whose players had been gone long enough before the restart end now.
+        self.expire_abandoned(int(self.settings.idle_game_hours * 3_600_000))
 
     def get(self, code: str) -> Room | None:
         return self.rooms.get(code)
@@ -70,6 +76,18 @@ class Registry:
         rooms = self.idle(idle_ms)
         for room in rooms:
             room.post(Expire())
+        return len(rooms)
+
+    def abandoned(self, idle_ms: int) -> list[Room]:
+        """Games no player has been connected to for ``idle_ms`` (they wait for their players meanwhile)."""
+        now = self.clock.now()
+        return [r for r in self.rooms.values() if r.paused and r.paused_at is not None and now - r.paused_at >= idle_ms]
+
+    def expire_abandoned(self, idle_ms: int) -> int:
+        """End the games abandoned for ``idle_ms`` and close their rooms; how many."""
+        rooms = self.abandoned(idle_ms)
+        for room in rooms:
+            room.post(Abandon())
         return len(rooms)
 
     async def shutdown(self) -> None:

@@ -5,8 +5,9 @@ once, one at a time, on the event loop; no locks, no races, no task hop. What a 
 to the store's group commit, and what it caused is delivered only once that commit is done (in order:
 the room goes on with the next message meanwhile). Nothing here awaits a socket: every outgoing message
 goes to the recipient connection (``Member.send``), which never blocks the room.
-Every message published to the room bumps the version ``v``; each recipient gets its own message built
-from the engine's view of its seat (``crisp_server.engine.views``) and the events it may see.
+Every message published to the room bumps the version ``v``, which never goes back, across restarts too
+(``VERSION_BLOCK``); each recipient gets its own message built from the engine's view of its seat
+(``crisp_server.engine.views``) and the events it may see.
 
 Time: the room reads a monotonic ``Clock`` (real in the server, manual in tests). A round's engine
 clock is "milliseconds since play started" (the peek phase is not counted).
@@ -63,6 +64,7 @@ from crisp_server.store.store import (
     CloseRoom,
     FinishGame,
     Op,
+    ReserveVersion,
     SaveRoom,
     SeatData,
     SetClock,
@@ -79,6 +81,10 @@ log = logging.getLogger("crisp.room")
 
 MAX_SEATS: Final = 8
 MAX_NAME: Final = 20
+
+#: Room versions are reserved in the database this many at a time (one small write per block of messages):
+#: a room rebuilt after a restart goes on above every version it may have published.
+VERSION_BLOCK: Final = 1000
 
 #: WebSocket close codes the room uses.
 CLOSE_KICKED: Final = 4003
@@ -98,6 +104,10 @@ class Phase(Enum):
     ROUND_OVER = "round_over"
     """Hands are shown; the next round deals when all are ready or after a pause."""
     GAME_OVER = "game_over"
+
+
+#: The phases of a game under way: they wait while no player is connected.
+GAME_PHASES: Final = frozenset({Phase.PEEK, Phase.PLAY, Phase.ROUND_OVER})
 
 
 class Member(Protocol):
@@ -203,7 +213,12 @@ class Expire:
     """Nobody has been here for long: close the room if that is still so."""
 
 
-RoomMessage = Inbound | Detach | Tick | Shutdown | Expire
+@dataclass(frozen=True, slots=True)
+class Abandon:
+    """No player has been connected to the game for long: end it unfinished if that is still so."""
+
+
+RoomMessage = Inbound | Detach | Tick | Shutdown | Expire | Abandon
 
 
 class RoomError(Exception):
@@ -242,6 +257,7 @@ class Room:
         self._drained.set()
         self.failed = False  # a commit failed: the room stopped, what it had not committed is dropped
         self.v = 0
+        self.v_reserved = 0  # the highest version the database allows (see VERSION_BLOCK)
         self.phase = Phase.LOBBY
         self.seats: list[Seat] = []
         self.host = 0
@@ -258,8 +274,10 @@ class Room:
         self._timer: TimerHandle | None = None
         self._timer_at: int | None = None
         self.touched = clock.now()  # the last message handled (idle rooms are closed)
-        #: A round in play with no player connected waits: no move times out for nobody to see.
+        #: A game with no player connected waits (peek, play or the pause between rounds): nothing times out
+        #: for nobody to see, and the first player back resumes it.
         self.paused = False
+        self.paused_at: int | None = None  # since when (clock instant): a game paused for long is abandoned
         # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
         self._ops: list[Op] = []
         self._outbox: list[tuple[Member, bytes | tuple[int, str]]] = []
@@ -278,11 +296,16 @@ class Room:
         on_close: Callable[[Room], None] | None = None,
     ) -> Room:
         """Rebuild a room after a restart from what the database has: the lobby, and the game by
-        replaying its record. The round clock goes on from the last stored instant (the downtime counts
-        against nobody); an open crisp window closes and the current move gets a fresh full clock."""
+        replaying its record. Nobody is connected yet: a game waits for its first player back (the downtime
+        counts towards abandoning it); then the round clock goes on from the last stored instant (the
+        downtime counts against nobody), an open crisp window closes and the current move gets a fresh full
+        clock. Its version goes on above every one it may have sent (saved before anyone hears from it)."""
         room = cls(stored.code, stored.link, settings, clock, on_close, store=store, room_id=stored.id)
         room.options = Options(**stored.options)
         room.host = stored.host
+        # Above every version a client may have seen: saved before anything is sent (Registry.restore).
+        room.v = room.v_reserved = stored.v
+        room._next_version()
         now = clock.now()
         room.seats = [
             Seat(
@@ -310,13 +333,12 @@ class Room:
         room.phase = phase
         for seat in room.seats:
             seat.ready = seat.left
-        if phase is Phase.PEEK:
-            room.peek_ends = now + int(settings.peek_seconds * 1000)
-        elif phase is Phase.ROUND_OVER:
-            room.next_round_at = now + int(settings.next_round_seconds * 1000)
-        elif phase is Phase.PLAY:
-            # Nobody is connected yet: the round waits, and the first player back resumes it.
-            room.paused = True
+        # Nobody is connected yet: the game waits, and the first player back resumes it (_unpause).
+        room.paused = phase in GAME_PHASES
+        if room.paused:
+            # Waiting since the room was last saved (when its last player went, or just before a crash):
+            # the downtime counts towards abandoning it.
+            room.paused_at = now - _ms_since(stored.updated_at)
         return room
 
     # -- running ---------------------------------------------------------------------------------------
@@ -426,6 +448,9 @@ class Room:
         elif isinstance(message, Expire):
             if not self.members:
                 self._close()
+        elif isinstance(message, Abandon):
+            if self.paused:
+                self._abandon()
         else:
             self._shutdown()
 
@@ -450,11 +475,13 @@ class Room:
         return None
 
     def _wake_at(self) -> int | None:
+        if self.paused:
+            return None
         if self.phase is Phase.PEEK:
             return self.peek_ends
         if self.phase is Phase.ROUND_OVER:
             return self.next_round_at
-        if self.phase is Phase.PLAY and self.game is not None and self.round_zero is not None and not self.paused:
+        if self.phase is Phase.PLAY and self.game is not None and self.round_zero is not None:
             times = [t for t in (self.game.next_deadline(), self._auto_timeout_at()) if t is not None]
             return self.round_zero + min(times) if times else None
         return None
@@ -635,18 +662,27 @@ class Room:
         self._publish(events, [{"type": "connected", "seat": index}])
 
     def _unpause(self) -> list[Event]:
-        """The first player is back in a waiting round: it goes on from where it stopped, as after a
-        restart (the absence counts against nobody; see ``Game.resume``), and the record keeps the instant."""
+        """The first player is back in a waiting game. A peek or a pause between rounds starts over in
+        full; a round goes on from where it stopped, as after a restart (the absence counts against
+        nobody; see ``Game.resume``), and the record keeps the instant."""
         if not self.paused:
             return []
         self.paused = False
+        self.paused_at = None
+        now = self.clock.now()
+        if self.phase is Phase.PEEK:
+            self.peek_ends = now + int(self.settings.peek_seconds * 1000)
+            return []
+        if self.phase is Phase.ROUND_OVER:
+            self.next_round_at = now + int(self.settings.next_round_seconds * 1000)
+            return []
         game, record = self.game, self.record
         assert game is not None
         assert record is not None
         assert self.game_id is not None
         r = game.round
         assert r is not None
-        self.round_zero = self.clock.now() - r.now
+        self.round_zero = now - r.now
         events = game.resume()
         rr = record.rounds[-1]
         resume = Resume(len(rr.actions), r.now)
@@ -675,12 +711,22 @@ class Room:
             self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
             # Only connected players are waited for: if this one was the last not ready, nobody is now.
             self._maybe_all_ready()
-            if self.phase is Phase.PLAY and not any(s.conn is not None for s in self.seats):
-                # The last player went away: bring the round up to now, then let it wait for them.
-                events = self._advance()
-                if events:
-                    self._after_play(events, [])
-                self.paused = self.phase is Phase.PLAY
+            self._wait_if_deserted()
+
+    def _wait_if_deserted(self) -> None:
+        """No player is connected any more: bring a round in play up to now, then let the game wait for
+        them, whatever its phase (a peek or a pause between rounds would otherwise deal and time out moves
+        for nobody, for ever)."""
+        if self.paused or self.phase not in GAME_PHASES or any(s.conn is not None for s in self.seats):
+            return
+        if self.phase is Phase.PLAY:
+            events = self._advance()
+            if events:
+                self._after_play(events, [])
+        self.paused = self.phase in GAME_PHASES
+        if self.paused:
+            self.paused_at = self.clock.now()
+            self._save_room()  # the time it was saved is when its players went, should the server restart
 
     def _remove_seat(self, seat: Seat) -> int:
         """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
@@ -723,6 +769,7 @@ class Room:
         else:
             self._publish([], [{"type": "left", "seat": index, "host": self.host}])
             self._maybe_all_ready()
+        self._wait_if_deserted()
 
     def _pass_host(self, index: int) -> None:
         n = len(self.seats)
@@ -905,6 +952,17 @@ class Room:
         self._save(CloseRoom(self.room_id))
         self._send_away("room_closed", CLOSE_LEFT, "the room closed", leave_registry=True)
 
+    def _abandon(self) -> None:
+        """No player came back for ``idle_game_hours``: the game ends unfinished, with the totals of the rounds
+        played and no winner; its record stays (listed with the room's games, served to its players, kept
+        as long as finished games), and the room closes."""
+        game = self.game
+        assert game is not None
+        assert self.game_id is not None
+        self._save(FinishGame(self.game_id, tuple(game.totals), (), abandoned=True))
+        log.info("game abandoned", extra={"room": self.code})
+        self._close()
+
     def _shutdown(self) -> None:
         """The server stops: tell everyone to come back in a moment, and close."""
         self._send_away("restarting", CLOSE_RESTART, "server restarting", leave_registry=False)
@@ -948,11 +1006,12 @@ class Room:
         }
 
     def _clocks(self) -> dict[str, int | None]:
-        """What runs, as milliseconds left: phones' clocks are not trusted."""
+        """What runs, as milliseconds left: phones' clocks are not trusted. Nothing runs while the game
+        waits for its players."""
         now = self.clock.now()
 
         def left(at: int | None) -> int | None:
-            return None if at is None else max(0, at - now)
+            return None if at is None or self.paused else max(0, at - now)
 
         out: dict[str, int | None] = {
             "peek_ends_in": left(self.peek_ends) if self.phase is Phase.PEEK else None,
@@ -1008,9 +1067,16 @@ class Room:
             {"type": "welcome", "v": self.v, "room": self.code, "seat": index, "token": token, "link": self.link}
         )
 
+    def _next_version(self) -> None:
+        """Bump ``v``; past the versions reserved, reserve more in the commit that carries this message."""
+        self.v += 1
+        if self.v > self.v_reserved:
+            self.v_reserved = self.v + VERSION_BLOCK
+            self._save(ReserveVersion(self.room_id, self.v_reserved))
+
     def _publish(self, events: Sequence[Event], room_events: list[dict[str, Any]]) -> None:
         """Version the change and send each member its own message."""
-        self.v += 1
+        self._next_version()
         # Encoded once: the head and the public part; the events too unless some are addressed to a seat.
         start = self._public_part("update")
         dicts = [event_to_dict(e) for e in events]
@@ -1025,6 +1091,15 @@ class Room:
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
                 encoded = orjson.dumps(visible)
             self._send(conn, start + self._private_part(seat, encoded))
+
+
+def _ms_since(instant: datetime | None) -> int:
+    """Milliseconds from a stored instant to now (none if unknown; SQLite gives back instants without zone: UTC)."""
+    if instant is None:
+        return 0
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=UTC)
+    return max(0, int((datetime.now(UTC) - instant).total_seconds() * 1000))
 
 
 def _deliver(items: Sequence[tuple[Member, bytes | tuple[int, str]]]) -> None:

@@ -89,6 +89,14 @@ class CloseRoom:
 
 
 @dataclass(frozen=True, slots=True)
+class ReserveVersion:
+    """The room may publish versions up to ``v``: rebuilt after a restart, it goes on above it."""
+
+    room_id: str
+    v: int
+
+
+@dataclass(frozen=True, slots=True)
 class StartGame:
     game_id: str
     room_id: str
@@ -158,15 +166,16 @@ Written = dict[str, "SaveRoom"]
 
 class _Run:
     """Operations that can be written together, gathered until an operation that cannot comes along:
-    the last state of each room, its seats where they changed, new games and rounds, the actions, each
-    round's last clock, finished games. They are written in that order, one statement for each kind: what
-    a row refers to is written before it, and updates come after the inserts they may touch."""
+    the last state of each room, its seats where they changed, its version reserve, new games and rounds,
+    the actions, each round's last clock, finished games. They are written in that order, one statement for
+    each kind: what a row refers to is written before it, and updates come after the inserts they may touch."""
 
     def __init__(self) -> None:
         self.clear()
 
     def clear(self) -> None:
         self.rooms: dict[str, SaveRoom] = {}
+        self.versions: dict[str, int] = {}
         self.games: list[StartGame] = []
         self.rounds: list[StartRound] = []
         self.actions: list[AppendAction] = []
@@ -177,6 +186,8 @@ class _Run:
         """Gather ``op`` if it can be written with the others (``CloseRoom`` and ``AddResume`` cannot)."""
         if isinstance(op, SaveRoom):
             self.rooms[op.room_id] = op
+        elif isinstance(op, ReserveVersion):
+            self.versions[op.room_id] = max(op.v, self.versions.get(op.room_id, 0))
         elif isinstance(op, StartGame):
             self.games.append(op)
         elif isinstance(op, StartRound):
@@ -195,6 +206,8 @@ class _Run:
     def write(self, sink: Sink, written: Written) -> None:
         if self.rooms:
             _upsert_rooms(sink, list(self.rooms.values()), written)
+        if self.versions:
+            sink.many(_ROOM_VERSION, [{"i": room_id, "n": v} for room_id, v in self.versions.items()])
         if self.games:
             sink.many(_GAME_INSERT, [g.row() for g in self.games])
         if self.rounds:
@@ -208,7 +221,7 @@ class _Run:
             )
         if self.finished:
             now = _now()
-            sink.many(_GAME_FINISH, [{"g": f.game_id, "t": now} for f in self.finished])
+            sink.many(_GAME_FINISH, [{"g": f.game_id, "t": now, "a": f.abandoned} for f in self.finished])
             sink.many(
                 _RESULT_INSERT,
                 [
@@ -246,9 +259,12 @@ _ROOM_UPDATE = (
     .where(_ROOMS.c.id == bindparam("i"))
     .values(phase=bindparam("p"), host=bindparam("h"), updated_at=bindparam("t"))
 )
+_ROOM_VERSION = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(v=bindparam("n"))
 _ROOM_CLOSE = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(closed_at=bindparam("t"))
 _SEATS_DELETE = delete(_SEATS).where(_SEATS.c.room_id == bindparam("r"))
-_GAME_FINISH = update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"))
+_GAME_FINISH = (
+    update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"), abandoned=bindparam("a"))
+)
 _CLOCK_UPDATE = (
     update(_ROUNDS)
     .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
@@ -421,13 +437,16 @@ class AddResume:
 
 @dataclass(frozen=True, slots=True)
 class FinishGame:
+    """The game ended: won, or ``abandoned`` (no player came back; ``totals`` of the rounds played, no winner)."""
+
     game_id: str
     totals: tuple[int, ...]
     winners: tuple[int, ...]
+    abandoned: bool = False
 
 
 #: What a room hands the store to write.
-Op = SaveRoom | CloseRoom | StartGame | StartRound | AppendAction | SetClock | AddResume | FinishGame
+Op = SaveRoom | ReserveVersion | CloseRoom | StartGame | StartRound | AppendAction | SetClock | AddResume | FinishGame
 
 
 # -- reading ---------------------------------------------------------------------------------------------
@@ -453,6 +472,8 @@ class StoredRoom:
     seats: list[SeatData]
     game: StoredGame | None = None
     updated_at: datetime | None = None
+    #: No version the room published is above this (``ReserveVersion``).
+    v: int = 0
 
 
 def _never() -> bool:
@@ -804,6 +825,7 @@ class Store:
                     dict(room.options),
                     [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
                     updated_at=room.updated_at,
+                    v=room.v,
                 )
                 # The latest game: running, or just finished (a room at its game's end shows the result).
                 game = await session.scalar(
@@ -833,8 +855,16 @@ class Store:
             document, _ = await _game_document(session, game)
             return document, list(game.token_hashes), game.finished_at is not None
 
+    async def last_room_id(self, code: str) -> str | None:
+        """The id of the newest room with this code, closed or not (a code is unique among open rooms only)."""
+        async with self.sessions() as session:
+            found: str | None = await session.scalar(
+                select(RoomRow.id).where(RoomRow.code == code).order_by(RoomRow.created_at.desc()).limit(1)
+            )
+            return found
+
     async def past_games(self, room_id: str) -> list[dict[str, Any]]:
-        """The room's finished games, newest first: players, totals, winners."""
+        """The room's ended games, newest first: players, totals, winners, and whether it was abandoned."""
         async with self.sessions() as session:
             rows = (
                 await session.execute(
@@ -850,6 +880,7 @@ class Store:
                     "players": game.players,
                     "totals": result.totals,
                     "winners": result.winners,
+                    "abandoned": game.abandoned,
                     "finished_at": result.finished_at.isoformat(),
                 }
                 for game, result in rows

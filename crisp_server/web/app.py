@@ -129,6 +129,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             await asyncio.sleep(SWEEP_SECONDS)
             try:
                 registry.expire_idle(int(idle.total_seconds() * 1000))
+                registry.expire_abandoned(int(settings.idle_game_hours * 3_600_000))
                 if store is not None:
                     await store.purge(idle, timedelta(days=settings.keep_finished_days))
             except Exception:
@@ -219,9 +220,16 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
 
     @app.get("/api/rooms/{code}/games")
     async def room_games(request: Request, code: str) -> list[dict[str, Any]]:
-        """The room's finished games, newest first, with totals and winners."""
-        room = find_room(request, code)
-        return await store.past_games(room.room_id) if store is not None else []
+        """The room's ended games (won or abandoned), newest first, with totals and winners; still listed
+        after the room closed, as long as its games are kept."""
+        try:
+            room_id = find_room(request, code).room_id
+        except HTTPException as missing:
+            closed = await store.last_room_id(normalize_code(code)) if store is not None else None
+            if missing.status_code != 404 or closed is None:
+                raise
+            room_id = closed
+        return await store.past_games(room_id) if store is not None else []
 
     @app.get("/api/games/{game_id}/record")
     async def game_record(game_id: str, authorization: str | None = Header(default=None)) -> JSONResponse:

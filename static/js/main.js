@@ -30,6 +30,7 @@ const app = {
   roomInfo: null,
   busy: false,
   history: null, // {code, games} of the room's finished games
+  gone: null, // {room, token, games} of the room this device had a seat in, found closed
 };
 
 const effects = new Effects();
@@ -117,6 +118,8 @@ function onError(msg) {
   const entryFailed = !app.welcome;
   if (entryFailed && (msg.code === "bad_token" || msg.code === "room_not_found")) {
     if (app.session && app.session.room === (app.joinCode || app.session.room)) {
+      // Its games may still be listed (an abandoned game ends its room): offer their records.
+      if (msg.code === "room_not_found") loadGoneGames(app.session);
       saveSession(null);
       app.session = null;
     }
@@ -271,10 +274,22 @@ async function loadHistory(code) {
   }
 }
 
-async function downloadRecord(gameId) {
+async function loadGoneGames(session) {
+  app.gone = { room: session.room, token: session.token, games: [] };
+  try {
+    const response = await fetch(`/api/rooms/${encodeURIComponent(session.room)}/games`);
+    if (!response.ok || app.gone?.room !== session.room) return;
+    app.gone.games = await response.json();
+    render();
+  } catch {
+    /* offline: nothing to offer */
+  }
+}
+
+async function downloadRecord(gameId, token = app.session?.token) {
   try {
     const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/record`, {
-      headers: { Authorization: `Bearer ${app.session?.token ?? ""}` },
+      headers: { Authorization: `Bearer ${token ?? ""}` },
     });
     if (!response.ok) throw new Error(String(response.status));
     const url = URL.createObjectURL(await response.blob());
@@ -292,10 +307,22 @@ function historyPanel() {
   const games = app.history && app.state && app.history.code === app.state.room.code ? app.history.games : [];
   if (!games.length) return null;
   const myName = app.state.you.seat !== null ? app.state.room.seats[app.state.you.seat]?.name : null;
+  return gamesPanel(t("pastGames"), games, (g) => myName && g.players.includes(myName), app.session?.token);
+}
+
+// The games of the room this device had a seat in, found closed (an abandoned game ends its room): the
+// records are served to the game's players only, and the seat token says who that is.
+function goneGamesPanel() {
+  const gone = app.gone;
+  if (!gone || !gone.games.length) return null;
+  return gamesPanel(t("goneGames", gone.room), gone.games, () => true, gone.token);
+}
+
+function gamesPanel(title, games, mine, token) {
   return h(
     "div",
     { class: "card-panel history" },
-    h("h2", {}, t("pastGames")),
+    h("h2", {}, title),
     h(
       "ol",
       { class: "past-games" },
@@ -309,9 +336,10 @@ function historyPanel() {
             g.players.map((name, i) =>
               h("span", { class: g.winners.includes(i) ? "winner" : "" }, `${g.winners.includes(i) ? "★ " : ""}${name} ${g.totals[i]}`),
             ),
+            g.abandoned ? h("span", { class: "muted" }, t("abandoned")) : null,
           ),
-          myName && g.players.includes(myName)
-            ? h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id) }, t("downloadRecord"))
+          mine(g)
+            ? h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id, token) }, t("downloadRecord"))
             : null,
         ),
       ),
@@ -541,6 +569,7 @@ function homeScreen() {
     topButtons(),
     h("header", { class: "hero" }, h("h1", { class: "logo" }, "Crisp"), h("p", { class: "tagline" }, t("tagline"))),
     app.notice ? h("p", { class: "notice", role: "alert" }, app.notice) : null,
+    goneGamesPanel(),
     back,
     code ? [joinForm, createForm] : [createForm, joinForm],
   );

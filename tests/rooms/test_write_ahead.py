@@ -14,7 +14,7 @@ from crisp_server import protocol as p
 from crisp_server.rooms.clock import ManualClock
 from crisp_server.rooms.room import CLOSE_ERROR, Inbound, Room
 from crisp_server.settings import Settings
-from crisp_server.store.store import Op, SaveRoom
+from crisp_server.store.store import Op, ReserveVersion, SaveRoom
 
 Done = Callable[[BaseException | None], None]
 
@@ -83,7 +83,7 @@ def test_nothing_is_sent_before_its_commit_and_order_is_kept() -> None:
     assert "error" not in ben.kinds(), "the refusal came after the join: it is not sent before it"
     store.commit_next()
     assert ben.kinds()[-1] == "error"
-    assert all(isinstance(op, SaveRoom) for op in store.committed)
+    assert all(isinstance(op, SaveRoom | ReserveVersion) for op in store.committed)
 
 
 def test_a_failed_commit_stops_the_room_and_drops_what_followed() -> None:
