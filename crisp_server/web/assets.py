@@ -160,7 +160,8 @@ class StaticClient:
         source = directory / ENTRY
         self.page: Asset | None = None
         if source.is_file():
-            newest = max(a.modified for a in assets.values())
+            # The page names every file: it changes when one does, or when one comes or goes (its folder's time).
+            newest = max(p.stat().st_mtime for p in [directory, *directory.rglob("*")])
             self.page = Asset.of(ENTRY, self.entry_page(source.read_text(encoding="utf-8")).encode(), newest)
             self.routes["/"] = self.routes["/" + ENTRY] = (self.page, False)
 

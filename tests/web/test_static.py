@@ -163,6 +163,20 @@ async def test_the_import_map_covers_every_module_and_every_import(http: httpx.A
             assert "/" + resolved in imports, f"{own} imports {target}, which the import map misses"
 
 
+async def test_the_manifest_and_its_icons_are_served(http: httpx.AsyncClient) -> None:
+    page = (await http.get("/")).text
+    found = re.search(r'<link rel="manifest" href="([^"]+)"', page)
+    assert found is not None
+    manifest = await http.get(found.group(1))
+    assert manifest.headers["content-type"].startswith("application/manifest+json")
+    icons = [icon["src"] for icon in manifest.json()["icons"]]
+    assert icons
+    for src in icons:
+        icon = await http.get(src)
+        assert icon.status_code == 200, src
+        assert icon.headers["content-type"].startswith("image/"), src
+
+
 async def test_head_on_hashed_and_compressed_files(http: httpx.AsyncClient) -> None:
     page = (await http.get("/")).text
     paths = [*local_references(page), *import_map(page).values(), "/", "/r/ABCDEF", "/js/net.js"]
