@@ -14,7 +14,9 @@ revalidated. It is rewritten to name the hashed paths, and given an import map f
 path to its hashed one: the modules import each other with relative paths (``./cards.js``), which resolve
 against the importing module's URL to ``/js/cards.js`` and are mapped from there, so a module's content
 need not change when another one does. Each module is also named in a ``modulepreload`` link, so that the
-browser fetches them all at once instead of one level of imports after the other.
+browser fetches them all at once instead of one level of imports after the other. A browser without
+import maps (before Safari 16.4) imports the modules by their own paths, which are served too: the client
+works there, revalidating its modules instead of keeping them.
 
 Text files are gzip-compressed once, at level 9, when that makes them at least a tenth smaller, and sent
 compressed to a browser that asks for gzip (``Accept-Encoding``), with ``Vary: Accept-Encoding``. Brotli

@@ -1063,7 +1063,7 @@ async function start() {
     // Asked before the first render: the players' names, Watch and "room gone" arriving later would move
     // the join screen under the reader's eyes (and finger).
     try {
-      const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout(3000) });
+      const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout?.(3000) });
       if (response.ok) app.roomInfo = await response.json();
       else if (response.status === 404) app.notice = t("roomGone");
     } catch {
