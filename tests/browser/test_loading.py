@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -85,3 +86,32 @@ def test_nothing_moves_while_the_page_loads(browser: Browser, base: str, path: s
     unhashed = [url for url in scripts_and_styles if not HASHED.search(url)]
     assert not unhashed, f"fetched by their own paths, not their hashed ones: {unhashed}"
     assert len(set(scripts_and_styles)) == len(scripts_and_styles), "a file fetched twice"
+
+
+def test_a_second_visit_takes_the_hashed_files_from_the_cache(browser: Browser, base: str) -> None:
+    """The year-long Cache-Control at work: on a second visit only the page goes to the server."""
+    context = browser.new_context(viewport={"width": 412, "height": 915})
+    first = context.new_page()
+    first.goto(base + "/")
+    first.get_by_role("heading", name="Crisp").wait_for()
+    first.close()
+    page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    urls: dict[str, str] = {}
+    cached: set[str] = set()
+    cdp.on("Network.requestWillBeSent", lambda event: urls.__setitem__(event["requestId"], event["request"]["url"]))
+
+    def received(event: dict[str, Any]) -> None:
+        response = event["response"]
+        if response.get("fromDiskCache") or response.get("fromMemoryCache"):
+            cached.add(event["requestId"])
+
+    cdp.on("Network.responseReceived", received)
+    page.goto(base + "/")
+    page.get_by_role("heading", name="Crisp").wait_for()
+    page.wait_for_timeout(300)
+    context.close()
+    hashed = {rid: url for rid, url in urls.items() if HASHED.search(url)}
+    assert len(hashed) >= 2, urls
+    assert set(hashed) <= cached, f"asked the server again: {[u for r, u in hashed.items() if r not in cached]}"
