@@ -19,8 +19,7 @@ from urllib.parse import urlsplit
 
 import segno
 from fastapi import FastAPI, Header, HTTPException, Request, WebSocket
-from fastapi.responses import FileResponse, JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crisp_server import __version__
@@ -33,6 +32,7 @@ from crisp_server.rooms.tokens import is_room_code, normalize_code, token_matche
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
+from crisp_server.web.assets import StaticClient
 from crisp_server.web.connection import Connection
 from crisp_server.web.head import HeadAsGet
 from crisp_server.web.metrics import Metrics
@@ -115,6 +115,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     collector = Collector()
     limiter = AddressLimiter(settings.lookup_burst, settings.lookup_per_minute)
     static_dir = _static_dir(settings.static_dir)
+    client = StaticClient(static_dir) if static_dir.is_dir() else None
     # Compared as browsers send an Origin: lower case, no trailing slash (a list given in code or as JSON
     # is not trimmed by the settings' validator).
     allowed = {o.strip().rstrip("/").lower() for o in settings.allowed_origins}
@@ -176,6 +177,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         origin = origin.lower().rstrip("/")
         own = _origin_of(base_url(websocket.url.scheme, websocket.headers.get("host")))
         return origin == own or origin in allowed
+
+    def missing_client() -> JSONResponse:
+        return JSONResponse({"error": f"the web client is missing: no folder {static_dir}"}, status_code=500)
 
     def client_address(conn: Request | WebSocket) -> str:
         return conn.client.host if conn.client else "unknown"
@@ -246,8 +250,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         return JSONResponse(record, headers={"Content-Disposition": f'attachment; filename="crisp-{game_id}.json"'})
 
     @app.get("/r/{code}")
-    async def join_page(code: str) -> FileResponse:
-        return FileResponse(static_dir / "index.html", headers={"Cache-Control": "no-cache"})
+    async def join_page(request: Request, code: str) -> Response:
+        """The web client's page (the client reads the code from the path), revalidated on each visit."""
+        if client is None or client.page is None:
+            return missing_client()
+        return client.response(client.page, request.headers, immutable=False)
 
     async def websocket_endpoint(websocket: WebSocket, receive: Receive, send: Send) -> None:
         """``/ws``. Its frames go straight to and from the ASGI server (see ``WebSocketAt``); ``websocket``
@@ -346,12 +353,12 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
 
     app.add_middleware(WebSocketAt, path="/ws", endpoint=websocket_endpoint)
     app.add_middleware(HeadAsGet)
-    if static_dir.is_dir():
-        app.mount("/", StaticFiles(directory=static_dir, html=True), name="static")
+    if client is not None:
+        app.mount("/", client, name="static")
     else:
 
         @app.get("/")
         async def no_client() -> JSONResponse:
-            return JSONResponse({"error": f"the web client is missing: no folder {static_dir}"}, status_code=500)
+            return missing_client()
 
     return app

@@ -1088,17 +1088,18 @@ async function start() {
     enter({ type: "resume", room: code, token: app.session.token });
     return;
   }
-  render();
   if (code) {
+    // Asked before the first render: the players' names, Watch and "room gone" arriving later would move
+    // the join screen under the reader's eyes (and finger).
     try {
-      const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`);
+      const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout?.(3000) });
       if (response.ok) app.roomInfo = await response.json();
       else if (response.status === 404) app.notice = t("roomGone");
     } catch {
-      /* offline: the join will say so */
+      /* offline or slow: the join will say so */
     }
-    render();
   }
+  render();
 }
 
 start();
