@@ -56,9 +56,7 @@ def _error(description: str) -> dict[str, Any]:
 #: The answers of a route that looks a room up by its code (rate-limited per client address).
 ROOM_LOOKUP: Final[dict[int | str, dict[str, Any]]] = {
     404: _error("There is no open room with that code."),
-    429: _error(
-        "Too many room look-ups from this address (CRISP_LOOKUP_BURST at once, then CRISP_LOOKUP_PER_MINUTE)."
-    ),
+    429: _error("Too many room look-ups from this address (CRISP_LOOKUP_BURST at once, then CRISP_LOOKUP_PER_MINUTE)."),
 }
 
 QR_SVG: Final[dict[int | str, dict[str, Any]]] = {
