@@ -248,6 +248,11 @@ def error_message(v: int, code: ErrorCode, lang: str = "en", detail: str | None 
     return orjson.dumps(body)
 
 
+def pong_message(v: int) -> bytes:
+    """The answer to ``ping``: any time, also before joining (``v`` is then 0)."""
+    return orjson.dumps({"type": "pong", "v": v})
+
+
 class BadMessage(ValueError):
     """An inbound frame that is not a valid message; the text says why (it never echoes secrets)."""
 

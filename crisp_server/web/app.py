@@ -333,7 +333,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         # before the first was answered retargets the connection at a room that then refuses it.
         addressed = conn.room if conn.room is not None else conn.target
         if addressed is None:
-            conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
+            if isinstance(message, p.Ping):  # a client may check its connection before it joins
+                conn.send(p.pong_message(0))
+            else:
+                conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
             return
         addressed.post(Inbound(conn, message))
 
