@@ -173,7 +173,7 @@ class RoundEndedEvent(_Out):
     type: Literal["round_ended"]
     round: int = Field(ge=0)
     at: RoundTime
-    caller: SeatIndex | None = Field(description="who called Crisp; null if the draw pile ran out")
+    caller: SeatIndex = Field(description="who called Crisp (a round ends only after a call)")
     hands: list[Annotated[list[Card], Field(min_length=3, max_length=3)]] = Field(
         description="every seat's cards, left, middle, right"
     )

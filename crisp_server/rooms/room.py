@@ -528,7 +528,8 @@ class Room:
             else:
                 self._seated_command(conn, msg)
         except RoomError as err:
-            self._send(conn, p.error_message(self.v, err.code, conn.lang))
+            v = self.v if conn in self.members else 0  # a refused entry learns nothing of the room
+            self._send(conn, p.error_message(v, err.code, conn.lang))
             if not self.seats and not self.members:  # a create that was refused: nobody will ever come
                 self._close()
 

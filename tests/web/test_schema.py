@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from crisp_server import schema
 from crisp_server.engine import Code as RuleCode
 from crisp_server.engine import events as engine_events
-from crisp_server.protocol import ProtocolCode
+from crisp_server.protocol import DrawMsg, Join, Ping, ProtocolCode, parse_inbound
 from crisp_server.rooms.room import Room
 from tests.web.harness import Harness
 
@@ -53,6 +53,19 @@ def test_every_engine_event_has_a_model_with_its_fields() -> None:
 def test_every_error_code_is_in_the_schema() -> None:
     codes = set(typing.get_args(schema.ErrorMessage.model_fields["code"].annotation))
     assert codes == {c.value for c in ProtocolCode} | {c.value for c in RuleCode}
+
+
+def test_inbound_fields_not_defined_are_ignored_and_a_draw_is_from_the_deck() -> None:
+    draw = parse_inbound('{"type": "draw"}')
+    assert isinstance(draw, DrawMsg)
+    assert draw.source == "deck"
+    # "source" (the name of drew's field) is not another name for "from": it is ignored like any other.
+    draw = parse_inbound('{"type": "draw", "source": "discard", "id": 7}')
+    assert isinstance(draw, DrawMsg)
+    assert draw.source == "deck"
+    assert parse_inbound('{"type": "ping", "id": "a1", "nested": {"x": [1]}}') == Ping(type="ping")
+    join = parse_inbound('{"type": "join", "room": "K7QMXT", "name": "Ana", "seat": 3, "host": true}')
+    assert join == Join(type="join", room="K7QMXT", name="Ana", lang="en")
 
 
 async def a_drawn_card(server: Harness) -> dict[str, Any]:
