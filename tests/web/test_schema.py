@@ -7,7 +7,9 @@ place, and that the validation rejects what the server must not send.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import re
 import subprocess
 import sys
 import typing
@@ -21,11 +23,13 @@ from pydantic import BaseModel, ValidationError
 from crisp_server import schema
 from crisp_server.engine import Code as RuleCode
 from crisp_server.engine import events as engine_events
-from crisp_server.protocol import DrawMsg, Join, Ping, ProtocolCode, parse_inbound
+from crisp_server.protocol import DrawMsg, Inbound, Join, Ping, ProtocolCode, parse_inbound
 from crisp_server.rooms.room import Room
+from crisp_server.schema import InboundMessage
 from tests.web.harness import Harness
 
-DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENT = ROOT / "docs" / "protocol.schema.json"
 
 
 def test_the_committed_schema_is_the_generated_one() -> None:
@@ -129,3 +133,53 @@ async def test_the_tests_see_a_frame_the_schema_does_not_allow(
     assert len(schema_violations) == 1
     assert "debug" in schema_violations[0]
     schema_violations.clear()  # caught, as it should be: the test passes
+
+
+PROTOCOL_MD = DOCUMENT.with_name("protocol.md")
+
+
+def documented_messages() -> list[dict[str, Any]]:
+    """Every complete message written in docs/protocol.md: the JSON blocks (one message, or one per line)
+    and inline code that is a JSON object with a ``type``."""
+    text = PROTOCOL_MD.read_text(encoding="utf-8")
+    found: list[dict[str, Any]] = []
+    for block in re.findall(r"```json\n(.*?)```", text, flags=re.DOTALL):
+        try:
+            found.append(orjson.loads(block))
+        except orjson.JSONDecodeError:
+            found.extend(orjson.loads(line) for line in block.splitlines() if line.strip())
+    for span in re.findall(r"`(\{\"type\": [^`]*\})`", text):
+        with contextlib.suppress(orjson.JSONDecodeError):  # a list of field names, not a message
+            found.append(orjson.loads(span))
+    return found
+
+
+def test_every_message_in_the_document_validates() -> None:
+    inbound_types = {
+        typing.get_args(m.model_fields["type"].annotation)[0] for m in typing.get_args(typing.get_args(Inbound)[0])
+    }
+    messages = documented_messages()
+    assert len(messages) > 30
+    for message in messages:
+        if message["type"] in inbound_types:
+            InboundMessage.model_validate_json(orjson.dumps(message))
+        else:
+            schema.validate_outbound(orjson.dumps(message))
+
+
+def test_the_document_names_every_message_event_error_and_close_code() -> None:
+    text = PROTOCOL_MD.read_text(encoding="utf-8")
+    outbound = typing.get_args(typing.get_args(schema.Outbound)[0])
+    names = [typing.get_args(m.model_fields["type"].annotation)[0] for m in outbound]
+    names += list(event_models())
+    names += [c.value for c in (*ProtocolCode, *RuleCode)]
+    missing = [name for name in names if f"`{name}`" not in text]
+    assert missing == []
+    codes = {
+        int(c)
+        for c in re.findall(
+            r"CLOSE_\w+: Final = (\d+)", "".join(p.read_text() for p in (ROOT / "crisp_server").rglob("*.py"))
+        )
+    }
+    assert codes >= {1000, 1008, 1011, 1012, 1013, 4001, 4003}
+    assert [c for c in sorted(codes) if f"| {c} |" not in text] == []
