@@ -23,7 +23,7 @@ from crisp_server.client import CrispClient
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from tests.e2e.procs import server_process
-from tests.e2e.test_restart import ROUND_1, ROUND_2, into_play, settle
+from tests.e2e.test_restart import ROUND_1, ROUND_2, into_play, settle, two_player_game
 from tests.openapi import assert_documented
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
@@ -33,11 +33,7 @@ async def play_a_game(ws: str) -> tuple[str, str, str]:
     """A room with one finished game and a rematch under way; its code, the finished game's id, and a
     player's token."""
     async with CrispClient.connect(ws) as ana, CrispClient.connect(ws) as ben:
-        code = await ana.create("Ana")
-        await ben.join(code, "Ben")
-        await ana.set_options(score_limit=50, turn_seconds=60, discard_draw=False)
-        await ana.start()
-        await into_play(ana, ben)
+        code = await two_player_game(ana, ben)
         # The moves of tests/e2e/test_restart.py's game, without the restart: two rounds, Ben wins.
         await ben.draw()
         await ben.king()
