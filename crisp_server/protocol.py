@@ -3,13 +3,13 @@
 Inbound messages are validated as one pydantic discriminated union; anything else is answered with
 ``{"type": "error", "code": "bad_message", ...}`` and the connection stays open. Outbound messages are
 built by the rooms from the engine's views (``crisp_server.rooms.room``); this module only names
-their error codes and texts.
+their error codes and texts. ``crisp_server.schema`` describes both directions as a JSON Schema.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal, cast
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
@@ -25,7 +25,8 @@ REACTIONS: Final = ("👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "�
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    # Fields a message does not define are ignored (docs/protocol.md); ``draw``'s ``from`` has no other name.
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class Create(_In):
@@ -162,7 +163,8 @@ Inbound = Annotated[
 ENTRY_MESSAGES: Final = (Create, Join, Resume, Watch)
 ACTION_MESSAGES: Final = (DrawMsg, SwapMsg, DiscardMsg, JackMsg, QueenMsg, KingMsg, CrispMsg)
 
-_ADAPTER: Final[TypeAdapter[Inbound]] = TypeAdapter(Inbound)
+# Through Any: mypy's incremental cache sometimes loses that the annotated union is a type (a false arg-type).
+_ADAPTER: Final[TypeAdapter[Inbound]] = TypeAdapter(cast(Any, Inbound))
 
 
 class ProtocolCode(Enum):
@@ -246,6 +248,11 @@ def error_message(v: int, code: ErrorCode, lang: str = "en", detail: str | None 
     if detail:
         body["detail"] = detail
     return orjson.dumps(body)
+
+
+def pong_message(v: int) -> bytes:
+    """The answer to ``ping``: any time, also before joining (``v`` is then 0)."""
+    return orjson.dumps({"type": "pong", "v": v})
 
 
 class BadMessage(ValueError):

@@ -546,16 +546,17 @@ class Room:
                 self._resume(conn, msg.token)
             elif isinstance(msg, p.Watch):
                 self._watch(conn)
+            elif isinstance(msg, p.Ping):  # in order with what this room sent; v only for its members
+                self._send(conn, p.pong_message(self.v if conn in self.members else 0))
             elif conn not in self.members:
                 raise RoomError(p.ProtocolCode.NOT_IN_ROOM)
             elif isinstance(msg, p.Sync):
                 self._send(conn, self._message(conn, "snapshot", []))
-            elif isinstance(msg, p.Ping):
-                self._send(conn, orjson.dumps({"type": "pong", "v": self.v}))
             else:
                 self._seated_command(conn, msg)
         except RoomError as err:
-            self._send(conn, p.error_message(self.v, err.code, conn.lang))
+            v = self.v if conn in self.members else 0  # a refused entry learns nothing of the room
+            self._send(conn, p.error_message(v, err.code, conn.lang))
             if not self.seats and not self.members:  # a create that was refused: nobody will ever come
                 self._close()
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import segno
 from fastapi import FastAPI, Header, HTTPException, Request, WebSocket
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crisp_server import __version__
@@ -32,6 +32,7 @@ from crisp_server.rooms.tokens import is_room_code, normalize_code, token_matche
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
+from crisp_server.web import api
 from crisp_server.web.assets import StaticClient
 from crisp_server.web.connection import Connection
 from crisp_server.web.head import HeadAsGet
@@ -184,11 +185,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     def client_address(conn: Request | WebSocket) -> str:
         return conn.client.host if conn.client else "unknown"
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=PlainTextResponse, responses=api.METRICS)
     async def metrics_route() -> Response:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    @app.get("/healthz")
+    @app.get("/healthz", response_model=api.Health)
     async def healthz() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}
 
@@ -200,7 +201,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             raise HTTPException(404, "no room with that code")
         return room
 
-    @app.get("/api/rooms/{code}")
+    @app.get("/api/rooms/{code}", response_model=api.RoomInfo, responses=api.ROOM_LOOKUP)
     async def room_info(request: Request, code: str) -> dict[str, Any]:
         room = find_room(request, code)
         full = len(room.seats) >= 8
@@ -213,7 +214,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             "watchable": room.phase is not Phase.LOBBY or full,
         }
 
-    @app.get("/api/rooms/{code}/qr.svg")
+    @app.get("/api/rooms/{code}/qr.svg", response_class=Response, responses=api.QR_SVG)
     async def room_qr(request: Request, code: str) -> Response:
         room = find_room(request, code)
         qr = segno.make(room.link, error="m")
@@ -222,7 +223,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         qr.save(out, kind="svg", scale=6, dark="#111", light="#fff", border=2, xmldecl=False)
         return Response(out.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=3600"})
 
-    @app.get("/api/rooms/{code}/games")
+    @app.get("/api/rooms/{code}/games", response_model=list[api.PastGame], responses=api.ROOM_LOOKUP)
     async def room_games(request: Request, code: str) -> list[dict[str, Any]]:
         """The room's ended games (won or abandoned), newest first, with totals and winners; still listed
         after the room closed, as long as its games are kept."""
@@ -235,7 +236,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             room_id = closed
         return await store.past_games(room_id) if store is not None else []
 
-    @app.get("/api/games/{game_id}/record")
+    @app.get("/api/games/{game_id}/record", response_class=JSONResponse, responses=api.GAME_RECORD)
     async def game_record(game_id: str, authorization: str | None = Header(default=None)) -> JSONResponse:
         """A finished game's crisp-record/1, for its players: ``Authorization: Bearer <seat token>``."""
         token = authorization[7:].strip() if authorization and authorization.lower().startswith("bearer ") else ""
@@ -249,7 +250,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             raise HTTPException(409, "the game is still running: its record is served when it ends")
         return JSONResponse(record, headers={"Content-Disposition": f'attachment; filename="crisp-{game_id}.json"'})
 
-    @app.get("/r/{code}")
+    @app.get("/r/{code}", response_class=HTMLResponse, responses=api.JOIN_PAGE)
     async def join_page(request: Request, code: str) -> Response:
         """The web client's page (the client reads the code from the path), revalidated on each visit."""
         if client is None or client.page is None:
@@ -347,7 +348,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         # before the first was answered retargets the connection at a room that then refuses it.
         addressed = conn.room if conn.room is not None else conn.target
         if addressed is None:
-            conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
+            if isinstance(message, p.Ping):  # a client may check its connection before it joins
+                conn.send(p.pong_message(0))
+            else:
+                conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
             return
         addressed.post(Inbound(conn, message))
 

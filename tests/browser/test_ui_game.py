@@ -4,14 +4,16 @@ game end, rematch; in English and German, with an accessibility check and a scre
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
+from pydantic import ValidationError
 
 from crisp_server.engine import FULL_DECK
+from crisp_server.schema import InboundMessage, validate_outbound
 from tests.browser.conftest import rigged_server
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
@@ -33,7 +35,7 @@ def base(tmp_path: Path) -> Iterator[str]:
 
 
 class Phone:
-    """One player's browser context at phone size."""
+    """One player's browser context at phone size; its page errors and frames outside the protocol fail the test."""
 
     def __init__(self, browser: Browser, name: str, locale: str, shots: Path) -> None:
         self.name = name
@@ -54,6 +56,19 @@ class Phone:
 
     def _watch(self, page: Page) -> None:
         page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("websocket", self._check_frames)
+
+    def _check_frames(self, socket: WebSocket) -> None:
+        """Every frame the web client sends and receives is a message of the protocol's JSON Schema."""
+
+        def check(validate: Callable[[str | bytes], object], frame: str | bytes) -> None:
+            try:
+                validate(frame)
+            except ValidationError as exc:
+                self.errors.append(f"{exc}\nin the frame: {str(frame)[:2000]}")
+
+        socket.on("framereceived", lambda frame: check(validate_outbound, frame))
+        socket.on("framesent", lambda frame: check(InboundMessage.model_validate_json, frame))
 
     def reopen(self, url: str) -> None:
         """Close the page (the socket goes) and open the link again in the same browser (same storage)."""

@@ -10,6 +10,7 @@ import pytest
 
 from crisp_server.client import ProtocolError
 from crisp_server.rooms import room as room_module
+from tests.openapi import assert_documented
 from tests.web.harness import running_server
 
 
@@ -60,6 +61,7 @@ async def test_a_running_games_record_is_not_served(tmp_path: Path) -> None:
                 f"/api/games/{room.game_id}/record", headers={"Authorization": f"Bearer {ana.token}"}
             )
         assert response.status_code == 409
+        assert_documented(server.app, "/api/games/{game_id}/record", response, game_id=room.game_id)
 
 
 @pytest.mark.parametrize("block", [room_module.VERSION_BLOCK, 3])
