@@ -47,6 +47,12 @@ class Settings(BaseSettings):
     lookup_per_minute: float = Field(default=30.0, gt=0)
     #: Messages waiting for one slow connection before the server drops it (it can resume).
     send_queue: int = Field(default=256, ge=8)
+    #: Keepalive: each connection is pinged this often; one that does not answer within the timeout is
+    #: dropped (a phone gone without a word, or one that stopped reading).
+    ping_seconds: float = Field(default=20.0, gt=0)
+    ping_timeout_seconds: float = Field(default=20.0, gt=0)
+    #: A closing connection that has not completed the closing handshake after this long is aborted.
+    close_timeout_seconds: float = Field(default=5.0, gt=0)
     #: Reactions: this many in a burst per player, then one per ``reaction_seconds``.
     reaction_burst: int = Field(default=3, ge=1)
     reaction_seconds: float = Field(default=2.0, gt=0)
