@@ -35,6 +35,7 @@ from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
 from crisp_server.web.connection import Connection
 from crisp_server.web.head import HeadAsGet
+from crisp_server.web.hosts import HostPolicy, TrustedHosts
 from crisp_server.web.metrics import Metrics
 
 #: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
@@ -343,6 +344,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
 
     app.add_middleware(WebSocketAt, path="/ws", endpoint=websocket_endpoint)
     app.add_middleware(HeadAsGet)
+    # Outermost: a request for a host this server does not answer to goes no further (DNS rebinding).
+    app.add_middleware(TrustedHosts, policy=HostPolicy.from_settings(settings.public_url, settings.allowed_hosts))
     if static_dir.is_dir():
         app.mount("/", StaticFiles(directory=static_dir, html=True), name="static")
     else:
