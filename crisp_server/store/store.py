@@ -512,7 +512,10 @@ _PASSIVE = "PRAGMA wal_checkpoint(PASSIVE)"
 #: The program of the checkpoint process (see ``_Copier``): one pass per line read.
 _COPIER = f"""
 import os, signal, sqlite3, sys
-signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which ends this by closing stdin
+# Ctrl-C and a service manager's SIGTERM to the whole group are for the server, which ends this by closing
+# stdin after a last checkpoint.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
 if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
     try:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
@@ -537,10 +540,12 @@ class _Copier:
     def __init__(self, path: str) -> None:
         self.path = path
         self.process: asyncio.subprocess.Process | None = None
+        self._killed: asyncio.subprocess.Process | None = None  # ended by a cancelled copy, not yet reaped
 
     async def start(self) -> asyncio.subprocess.Process:
         """Start the process unless it runs (the store starts it before rooms load the server: starting one
         forks the server, which takes tens of milliseconds once the server holds thousands of players)."""
+        await self._reap()
         process = self.process
         if process is None or process.returncode is not None:
             process = self.process = await asyncio.create_subprocess_exec(
@@ -564,16 +569,24 @@ class _Copier:
             line = await process.stdout.readline()
         except BaseException:
             # Cancelled (or the pipe broke) with an answer perhaps still to come: a later question must not
-            # read it as its own. The next copy starts a new process.
+            # read it as its own. The next copy starts a new process, even if this one's end is not noted
+            # yet (a shutdown cancels the periodic checkpoint, then runs a last one at once).
             if process.returncode is None:
                 process.kill()
+            self.process, self._killed = None, process
             raise
         if not line:
             raise RuntimeError(f"the checkpoint process ended (exit code {await process.wait()})")
         busy, frames, copied = (int(word) for word in line.split())
         return busy, frames, copied
 
+    async def _reap(self) -> None:
+        killed, self._killed = self._killed, None
+        if killed is not None:
+            await killed.wait()
+
     async def close(self) -> None:
+        await self._reap()
         process, self.process = self.process, None
         if process is None or process.returncode is not None:
             return
@@ -775,8 +788,10 @@ class Store:
         if self._copier is not None:
             try:
                 return await self._copier.copy()
-            except (OSError, RuntimeError, ValueError):
-                log.exception("the checkpoint process failed; copying in a thread this time")
+            except (OSError, RuntimeError, ValueError) as exc:
+                # It ended (killed, out of memory): the next copy starts another. No traceback: the cause is
+                # outside this code.
+                log.warning("the checkpoint process failed (%s); copying in a thread this time", exc)
         return await asyncio.to_thread(self._checkpoint_pass)
 
     def _checkpoint_pass(self) -> tuple[int, int, int]:

@@ -36,10 +36,13 @@ from crisp_server.web import api
 from crisp_server.web.assets import StaticClient
 from crisp_server.web.connection import Connection
 from crisp_server.web.head import HeadAsGet
+from crisp_server.web.hosts import HostPolicy, TrustedHosts
 from crisp_server.web.metrics import Metrics
 
 #: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
 CLOSE_POLICY: Final = 1008
+#: Close code for a binary frame: the protocol is text (RFC 6455 "unsupported data").
+CLOSE_UNSUPPORTED: Final = 1003
 DEFAULT_STATIC = Path(__file__).resolve().parent.parent.parent / "static"
 #: How often idle rooms and old games are looked for.
 SWEEP_SECONDS: Final = 600.0
@@ -291,10 +294,13 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
                 return
             if frame["type"] == "websocket.disconnect":
                 return
-            data: str | bytes | None = frame.get("text")
+            data: str | None = frame.get("text")
             if data is None:
-                data = frame.get("bytes")
-            if data is None:
+                if frame.get("bytes") is not None:  # the protocol is text frames of JSON
+                    log.info("closing a connection that sent a binary frame (1003)", extra={"client": conn.client})
+                    metrics.refused.labels("binary").inc()
+                    conn.close(CLOSE_UNSUPPORTED, "text frames only")
+                    return
                 continue
             metrics.received()
             v = conn.room.v if conn.room is not None else 0
@@ -305,7 +311,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
                 conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
                 metrics.refused.labels("rate_limited").inc()
                 continue
-            size = len(data) if isinstance(data, bytes) else len(data.encode())
+            size = len(data.encode())
             if size > limit:
                 conn.send(p.error_message(v, p.ProtocolCode.TOO_LARGE, conn.lang, f"at most {limit} bytes"))
                 metrics.refused.labels("too_large").inc()
@@ -357,6 +363,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
 
     app.add_middleware(WebSocketAt, path="/ws", endpoint=websocket_endpoint)
     app.add_middleware(HeadAsGet)
+    # Outermost: a request for a host this server does not answer to goes no further (DNS rebinding).
+    app.add_middleware(TrustedHosts, policy=HostPolicy.from_settings(settings.public_url, settings.allowed_hosts))
     if client is not None:
         app.mount("/", client, name="static")
     else:

@@ -54,7 +54,10 @@ class Metrics:
         self.frames = _Frames()
         self.registry.register(self.frames)
         self.refused = Counter(
-            "crisp_messages_refused", "Frames refused (too large, bad, rate-limited)", ["code"], registry=self.registry
+            "crisp_messages_refused",
+            "Frames refused (too large, bad, rate-limited, binary)",
+            ["code"],
+            registry=self.registry,
         )
         self.action_latency = Histogram(
             "crisp_action_publish_seconds",

@@ -154,7 +154,7 @@ async def test_schemathesis_finds_nothing_undocumented(tmp_path: Path) -> None:
 async def test_the_look_up_limit_is_documented(tmp_path: Path) -> None:
     """The 429 after the room look-up limit conforms to the document (the fuzzing run raises the limit)."""
     app = create_app(Settings(data_dir=tmp_path, lookup_burst=2, lookup_per_minute=1), persist=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
         statuses = []
         for _ in range(3):
             response = await http.get("/api/rooms/ACDEFG")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import signal
 import sqlite3
 import sys
 import threading
@@ -288,6 +290,40 @@ async def test_the_bulk_of_a_checkpoint_is_copied_by_a_process_at_idle_priority_
     finally:
         await store.close()
     assert copier.process is None  # closing the store ended it
+
+
+async def test_a_checkpoint_cancelled_mid_copy_leaves_the_next_a_working_process_and_no_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shutdown cancels the periodic checkpoint while the process copies, then runs a last checkpoint:
+    that one used to find the process it had just killed and log an ERROR "exit code -9" (issue 15). And
+    a SIGTERM sent to the whole group does not end the process."""
+    store = await _started(tmp_path / "k.db")
+    try:
+        await store.commit(_groups()[0])
+        await store.checkpoint()  # the process runs
+        copier = store._copier
+        assert copier is not None
+        assert copier.process is not None
+        first = copier.process.pid
+        # A service manager's SIGTERM to the server's whole group leaves the process to the server.
+        os.kill(first, signal.SIGTERM)
+        await asyncio.sleep(0.2)
+        assert copier.process.returncode is None
+        await store.commit(_groups()[1])
+        cancelled = asyncio.create_task(store.checkpoint())
+        await asyncio.sleep(0)  # the question is written; the answer not read yet
+        cancelled.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await cancelled
+        busy, frames, copied = await store.checkpoint()
+        assert busy == 0
+        assert frames == copied
+        assert copier.process is not None
+        assert copier.process.pid != first
+    finally:
+        await store.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
 
 
 async def test_a_wal_file_grown_large_is_cut_back_when_the_wal_starts_over(

@@ -24,7 +24,7 @@ IDENTITY = {"Accept-Encoding": "identity"}
 
 def client_for(static: Path) -> httpx.AsyncClient:
     app = create_app(Settings(static_dir=static), persist=False)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://crisp.test")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost")
 
 
 @pytest.fixture
