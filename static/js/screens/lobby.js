@@ -32,6 +32,10 @@ export function lobbyScreen() {
       )
     : null;
   const opt = room.options;
+  // Each option's value as the select holds it ("none" for no turn timer, "true"/"false" for a switch)
+  // and back: what the select shows is always what the server last said.
+  const asText = (v) => (v === null || v === undefined ? "none" : String(v));
+  const fromText = (raw) => (raw === "none" ? null : raw === "true" ? true : raw === "false" ? false : Number(raw));
   const select = (key, values, label, fmt) =>
     h(
       "label",
@@ -42,20 +46,9 @@ export function lobbyScreen() {
         {
           "data-key": `opt-${key}`,
           disabled: !isHost,
-          onchange: (e) => {
-            const next = { ...opt };
-            const raw = e.target.value;
-            next[key] = key === "discard_draw" ? raw === "on" : raw === "none" ? null : Number(raw);
-            send({ type: "options", ...next });
-          },
+          onchange: (e) => send({ type: "options", ...opt, [key]: fromText(e.target.value) }),
         },
-        values.map((v) =>
-          h(
-            "option",
-            { value: String(v ?? "none"), selected: (key === "discard_draw" ? (opt[key] ? "on" : "off") : opt[key] ?? "none") === (v ?? "none") },
-            fmt(v),
-          ),
-        ),
+        values.map((v) => h("option", { value: asText(v), selected: asText(opt[key]) === asText(v) }, fmt(v))),
       ),
     );
   return h(
