@@ -45,18 +45,21 @@ export function homeScreen() {
     h("button", { class: "primary big", type: "submit", "data-key": "create", disabled: app.busy }, t("createRoom")),
   );
   const info = app.roomInfo && app.roomInfo.code === code ? app.roomInfo : null;
+  // A friend who comes after the start (or to a full room) cannot join: watching is what is offered.
+  const late = Boolean(info && !info.joinable);
   const joinForm = h(
     "form",
     {
       class: "card-panel",
       onsubmit: (e) => {
         e.preventDefault();
+        if (late) return enter({ type: "watch", room: code });
         const name = remember(e.target);
         const room = e.target.elements.code.value.trim().toUpperCase();
         if (name && room) enter({ type: "join", room, name });
       },
     },
-    h("h2", {}, t("joinRoom")),
+    h("h2", {}, late ? t("watchGame") : t("joinRoom")),
     info && info.players.length ? h("p", { class: "muted" }, `${t("players")}: ${info.players.join(", ")}`) : null,
     h("label", { for: "join-code" }, t("roomCode")),
     h("input", {
@@ -71,15 +74,18 @@ export function homeScreen() {
       "data-key": "join-code",
       class: "code",
     }),
-    h("label", { for: "join-name" }, t("yourName")),
-    nameField("join-name"),
-    h("button", { class: "primary big", type: "submit", "data-key": "join", disabled: app.busy }, t("join")),
+    late ? null : h("label", { for: "join-name" }, t("yourName")),
+    late ? null : nameField("join-name"),
+    late ? null : h("button", { class: "primary big", type: "submit", "data-key": "join", disabled: app.busy }, t("join")),
     info && info.watchable
-      ? h(
-          "button",
-          { class: "secondary", type: "button", "data-key": "watch", onclick: () => enter({ type: "watch", room: code }) },
-          t("watch"),
-        )
+      ? [
+          h("p", { class: "late" }, info.phase === "lobby" ? t("roomFullLate") : t("gameStartedLate")),
+          h(
+            "button",
+            { class: late ? "primary big" : "secondary", type: "button", "data-key": "watch", disabled: app.busy, onclick: () => enter({ type: "watch", room: code }) },
+            t("watch"),
+          ),
+        ]
       : null,
   );
   const back =
