@@ -31,11 +31,13 @@ function send(message) {
 }
 
 function onStatus(status, code) {
+  const changed = app.status !== status;
   app.status = status;
   if (status === "closed" && code === 1000 && app.screen === "room" && !app.notice) {
     goHome();
   }
-  renderStatus();
+  if (changed && app.screen === "room") render();
+  else renderStatus();
 }
 
 function onMessage(msg) {
@@ -182,6 +184,7 @@ function onEvent(e, before) {
       line = ev("queen", who(e.seat), slotName(e.slot), who(e.target), slotName(e.target_slot));
       break;
     case "king_used":
+      app.kingTurn = e.seat; // the moves of this turn from now on are the King's extra moves
       line = ev("king", who(e.seat), 2);
       break;
     case "timed_out":
@@ -195,6 +198,7 @@ function onEvent(e, before) {
       effects.signal("crisp");
       break;
     case "turn_started":
+      app.kingTurn = null;
       if (e.seat === me && app.state.room.phase === "play") effects.signal("turn");
       break;
     case "round_ended":
@@ -249,6 +253,10 @@ function renderStatus() {
 function render() {
   const focusKey = document.activeElement?.dataset?.key;
   root.replaceChildren(screen());
+  if (app.screen === "room" && app.status !== "online") {
+    // Nothing sent now would arrive: every control that talks to the server waits for the connection.
+    for (const el of root.querySelectorAll("button:not([data-local]), select")) el.disabled = true;
+  }
   document.title = app.state?.room ? `Crisp · ${app.state.room.code}` : "Crisp";
   renderStatus();
   if (focusKey) root.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();

@@ -16,6 +16,8 @@ export const app = {
   lines: [],
   peeks: {}, // slot -> {card, until, why}
   queen: null, // the Queen flow: {slot} once the own card is picked
+  kingTurn: null, // the seat whose turn a King gave extra moves to (the move under way is one of them)
+  touched: {}, // "seat-" -> {slot: true}: the slots a move just changed, highlighted for a moment
   receivedAt: 0,
   reactions: [], // {seat, emoji, until}
   fair: {}, // round -> "checking" | "ok" | "fail"

@@ -24,16 +24,32 @@ export function ring(endsAt, total, label) {
   return h("span", { class: "clock", role: "timer", "aria-label": label, dataset: { ends: String(endsAt), total: String(total) } }, el, text);
 }
 
+const wakeups = new Set();
+
+/** Draw again at page time `when` (a wait that ends, a button that arms), once per instant. */
+export function renderAt(when) {
+  const key = Math.round(when);
+  if (wakeups.has(key)) return;
+  wakeups.add(key);
+  setTimeout(() => {
+    wakeups.delete(key);
+    actions.render();
+  }, Math.max(0, when - performance.now()) + 20);
+}
+
 export function switchLang() {
   setLang(getLang() === "de" ? "en" : "de");
   actions.render();
 }
 
-export function openRules() {
+/** The rules screen, at its top or at the section with the id `anchor`. */
+export function openRules(anchor = null) {
   app.returnTo = app.screen;
   app.screen = "rules";
   actions.render();
-  window.scrollTo(0, 0);
+  const section = anchor ? document.getElementById(anchor) : null;
+  if (section) section.scrollIntoView();
+  else window.scrollTo(0, 0);
 }
 
 export function confirmLeave() {
@@ -46,6 +62,7 @@ function toggleButton(key, label, pressed, toggle) {
     {
       class: "link",
       "data-key": key,
+      "data-local": true,
       "aria-pressed": pressed ? "true" : "false",
       onclick: () => {
         toggle();
@@ -57,7 +74,7 @@ function toggleButton(key, label, pressed, toggle) {
 }
 
 export function langButton(text = t("language")) {
-  return h("button", { class: "link", "data-key": "lang", "aria-label": t("languageLabel"), onclick: () => switchLang() }, text);
+  return h("button", { class: "link", "data-key": "lang", "data-local": true, "aria-label": t("languageLabel"), onclick: () => switchLang() }, text);
 }
 
 /** Rules, language, sound and vibration: the home screen's and the lobby's top row. */
@@ -65,7 +82,7 @@ export function topButtons() {
   return h(
     "div",
     { class: "top-buttons" },
-    h("button", { class: "link", "data-key": "rules", onclick: () => openRules() }, t("howToPlay")),
+    h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, t("howToPlay")),
     langButton(),
     toggleButton("sound", t("sound"), effects.sound, () => effects.toggleSound()),
     "vibrate" in navigator ? toggleButton("vibrate", t("vibration"), effects.vibrate, () => effects.toggleVibration()) : null,

@@ -112,7 +112,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
 
         # -- round 1: peek ---------------------------------------------------------------------------------
         for phone in (ana, ben, cem):
-            expect(phone.page.locator(".overlay.peek")).to_be_visible()
+            expect(phone.page.locator(".peek-panel")).to_be_visible()
         # Each sees their own left and right card, never the middle.
         left = ana.page.locator('[data-key="slot-left"]')
         expect(left).to_have_attribute("aria-label", "Your left card: 10 of hearts")
@@ -126,12 +126,12 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ana.page.locator('[data-key="slot-left"]')).to_have_attribute("aria-label", "Your left card")
 
         # -- Ben: a King, then a Queen and a Jack in the extra moves, then Crisp ---------------------------
-        expect(ben.page.locator(".prompt-text")).to_have_text("Du bist dran")
+        expect(ben.page.locator(".prompt-text")).to_have_text("Du bist dran: zieh eine Karte")
         ben.shot("my-turn", axe)
         ben.click("act-draw")
         expect(ben.page.locator(".drawn-card")).to_contain_text("Pik König")
         ben.click("act-king")
-        expect(ben.page.locator(".prompt .badge")).to_have_text("noch 1 Extrazug")
+        expect(ben.page.locator(".extra-moves")).to_have_text("noch 2 Extrazüge")  # the King gave two
         ben.click("act-draw")
         ben.click("act-queen")
         ben.click("slot-middle")
@@ -149,12 +149,12 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ben.page.locator('[data-key="crisp"]')).to_be_visible()
         ben.shot("crisp", axe)
         ben.click("crisp")
-        expect(ana.page.locator(".prompt .crisp-badge")).to_have_text("Ben called Crisp: final turns!")
+        expect(ana.page.locator(".final-turns")).to_have_text("Ben called Crisp: 2 final turns left")
 
         # -- Cem: the page is closed and opened again in the middle of the game ----------------------------
         cem.reopen(link)
         expect(cem.page.locator(".phase-play")).to_be_visible()
-        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn")
+        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn: draw")
         cem.click("act-draw")
         expect(cem.page.locator(".drawn-card")).to_contain_text("5 of hearts")
         cem.page.wait_for_timeout(400)  # the drawn card's short animation
@@ -169,8 +169,8 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ana.click("act-discard")
         for phone in (ana, ben, cem):
             expect(phone.page.locator(".overlay.results")).to_be_visible()
-        expect(ana.page.locator(".fair")).to_have_text("✓ Deck verified: it was fixed before the deal")
-        expect(ana.page.locator(".scores tfoot")).to_contain_text("Total" + "30" + "9" + "17")
+        expect(ana.page.locator(".fair")).to_contain_text("✓ Fair deck: your browser checked")
+        expect(ana.page.locator(".round-table .total")).to_have_text(["30", "9", "17"])
         ana.shot("round-over", axe)
         ben.shot("round-over", axe)
         expect(ana.page.locator('[data-key="rules"]')).to_be_visible()  # the rules stay one tap away
@@ -179,9 +179,9 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         for phone in (ana, ben, cem):
             phone.click("ready")
         for phone in (ana, ben, cem):
-            expect(phone.page.locator(".overlay.peek")).to_be_visible()
+            expect(phone.page.locator(".peek-panel")).to_be_visible()
             phone.click("ready")
-        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn")
+        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn: draw")
         cem.click("act-draw")
         cem.click("act-discard")
         cem.click("crisp")
@@ -199,7 +199,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ana.shot("game-over", axe)
         ana.click("rematch")
         for phone in (ana, ben, cem):
-            expect(phone.page.locator(".overlay.peek")).to_be_visible()
+            expect(phone.page.locator(".peek-panel")).to_be_visible()
 
         # -- the rules, in both languages ----------------------------------------------------------------
         ana.click("rules")
@@ -208,7 +208,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ben.click("rules")
         expect(ben.page.locator(".rules-text h1")).to_have_text("So wird gespielt")
         ben.click("back")
-        expect(ben.page.locator(".overlay.peek")).to_be_visible()
+        expect(ben.page.locator(".peek-panel")).to_be_visible()
     finally:
         for phone in (ana, ben, cem):
             phone.close()
