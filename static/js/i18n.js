@@ -135,6 +135,7 @@ const STRINGS = {
     deckNotVerifiedPlain: "The deck check failed: the cards dealt do not match the deck fixed before the deal.",
     fairHow: "How?",
     queenOnYou: (n, mine, theirs) => `${n} swapped your ${mine} card with their ${theirs} one.`,
+    queenByYou: (mine, n, theirs) => `You swapped your ${mine} card with ${n}'s ${theirs} card.`,
     ev: {
       drewDeck: (n) => `${n} drew from the draw pile.`,
       drewDiscard: (n, c) => `${n} took ${c} from the discard pile.`,
@@ -285,6 +286,7 @@ const STRINGS = {
     deckNotVerifiedPlain: "Die Prüfung ist fehlgeschlagen: Die ausgeteilten Karten passen nicht zum vorher festgelegten Stapel.",
     fairHow: "Wie?",
     queenOnYou: (n, mine, theirs) => `${n} hat deine ${mine} Karte gegen die eigene ${theirs} getauscht.`,
+    queenByYou: (mine, n, theirs) => `Du hast deine ${mine} Karte gegen die ${theirs} Karte von ${n} getauscht.`,
     ev: {
       drewDeck: (n) => `${n} hat vom Nachziehstapel gezogen.`,
       drewDiscard: (n, c) => `${n} hat ${c} vom Ablagestapel genommen.`,

@@ -5,7 +5,8 @@
 import { cardName, ev, getLang, slotName, t } from "./i18n.js";
 import { Net, saveSession } from "./net.js";
 import { SLOTS, actions, app, effects, mySeat, names } from "./state.js";
-import { toast } from "./ui.js";
+import { fly, flightsFor, positions } from "./motion.js";
+import { renderAt, toast } from "./ui.js";
 import { homeScreen } from "./screens/home.js";
 import { lobbyScreen } from "./screens/lobby.js";
 import { checkDeck } from "./screens/results.js";
@@ -143,10 +144,14 @@ function onState(msg) {
   }
   if (!msg.you.can.includes("queen")) app.queen = null;
   for (const e of msg.events || []) onEvent(e, before);
+  const where = positions(); // the cards as they are on screen before this update is drawn
+  const flights = flightsFor(msg.events || []);
   if (phase !== "lobby") effects.keepAwake();
   else effects.release();
   if (!before && (phase === "round_over" || phase === "game_over")) checkDeck(msg.room.fair);
   render();
+  fly(flights, where);
+  if (flights.length || Object.keys(app.touched).length) renderAt(performance.now() + 1600); // the marks fade
 }
 
 function dropDealPeeks() {
@@ -181,7 +186,9 @@ function onEvent(e, before) {
       // The cards that moved are no longer the ones peeked at; a card_shown for the new one follows.
       if (e.seat === me) delete app.peeks[e.slot];
       if (e.target === me) delete app.peeks[e.target_slot];
-      line = ev("queen", who(e.seat), slotName(e.slot), who(e.target), slotName(e.target_slot));
+      if (e.target === me) line = t("queenOnYou", who(e.seat), slotName(e.target_slot), slotName(e.slot));
+      else if (e.seat === me) line = t("queenByYou", slotName(e.slot), who(e.target), slotName(e.target_slot));
+      else line = ev("queen", who(e.seat), slotName(e.slot), who(e.target), slotName(e.target_slot));
       break;
     case "king_used":
       app.kingTurn = e.seat; // the moves of this turn from now on are the King's extra moves

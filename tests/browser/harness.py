@@ -32,6 +32,10 @@ def deck(first: list[str]) -> list[str]:
     return first + [c for c in FULL_DECK if c not in first]
 
 
+#: Number cards first: every draw of a short round is one (bots and pages discard them).
+NUMBERS_FIRST = [c for c in FULL_DECK if c[0] not in "JQK"] + [c for c in FULL_DECK if c[0] in "JQK"]
+
+
 class Bots:
     """Players over the protocol on an event loop in a thread; ``run`` waits for one of their coroutines.
 
@@ -137,6 +141,17 @@ def join(page: Page, base: str, code: str, name: str) -> None:
     page.fill("#join-name", name)
     page.locator('[data-key="join"]').click()
     expect(page.locator(".lobby")).to_be_visible()
+
+
+def fits(page: Page, controls: bool = True) -> list[str]:
+    """What does not fit the screen (js/fits.js); ``controls``: every control must be on screen too."""
+    return list(page.evaluate(page_check("fits"), controls))
+
+
+def contrast_problems(page: Page) -> list[str]:
+    """The texts below WCAG AA contrast (js/contrast.js), once animations and transitions settled."""
+    page.wait_for_timeout(450)
+    return list(page.evaluate(page_check("contrast")))
 
 
 def sent_messages(page: Page) -> list[str]:

@@ -13,21 +13,28 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from crisp_server.client import CrispClient
-from crisp_server.engine import FULL_DECK
 from tests.browser.conftest import rigged_server
-from tests.browser.harness import SIZES, Bots, deck, join, open_page, page_check, play_turns, sent_messages
+from tests.browser.harness import (
+    NUMBERS_FIRST,
+    SIZES,
+    Bots,
+    contrast_problems,
+    deck,
+    fits,
+    join,
+    open_page,
+    page_check,
+    play_turns,
+    sent_messages,
+)
 
 # Twelve number cards dealt to up to four players, then a 5 (the starter's draw) and a King (the next
 # player's draw): every draw of a test below is known.
 TURN_DECK = deck(["2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "2H", "3H", "4H", "5H", "5C", "KS", "4C", "6C"])
-# Number cards first: every draw of an 8-player round is one (bots discard them).
-NUMBERS_FIRST = [c for c in FULL_DECK if c[0] not in "JQK"] + [c for c in FULL_DECK if c[0] in "JQK"]
 # How the lobby's select values go over the wire.
 OPTION_VALUES: dict[str, object] = {"none": None, "true": True, "false": False}
 
 CARD_COVERED = page_check("covered")
-FITS = page_check("fits")
-CONTRAST = page_check("contrast")
 
 
 @pytest.fixture
@@ -140,17 +147,17 @@ def test_eight_players_fit_a_small_phone(browser: Browser, base: str, shots: Pat
         join(page, base, bots.code, "Maximilian")
         expect(page.locator(".seats li")).to_have_count(8)
         page.screenshot(path=str(shots / "fit-8-lobby-360x640.png"), full_page=True)
-        assert page.evaluate(FITS, False) == []  # the lobby scrolls: its controls need not all be on screen
+        assert fits(page, controls=False) == []  # the lobby scrolls: its controls need not all be on screen
         bots.run(bots.host.start())
         expect(page.locator(".phase-peek")).to_be_visible()
         page.screenshot(path=str(shots / "fit-8-peek-360x640.png"))
-        assert page.evaluate(FITS, True) == [], "peek"
+        assert fits(page) == [], "peek"
         for c in bots.clients:
             bots.run(c.ready())
         page.locator('[data-key="ready"]').click()
         expect(page.locator(".phase-play")).to_be_visible()
         page.screenshot(path=str(shots / "fit-8-table-360x640.png"))
-        assert page.evaluate(FITS, True) == [], "table"
+        assert fits(page) == [], "table"
         # Ben (seat 1) starts and calls Crisp; everyone else has a final turn, Maximilian (the page) last.
         bots.spawn(play_turns(bots.clients[1], call_crisp=True))
         for c in bots.clients[2:] + bots.clients[:1]:
@@ -158,11 +165,11 @@ def test_eight_players_fit_a_small_phone(browser: Browser, base: str, shots: Pat
         expect(page.locator(".crisp-badge").first).to_be_visible(timeout=20_000)
         page.locator('[data-key="act-draw"]').click(timeout=30_000)
         page.screenshot(path=str(shots / "fit-8-my-turn-360x640.png"))
-        assert page.evaluate(FITS, True) == [], "my turn"
+        assert fits(page) == [], "my turn"
         page.locator('[data-key="act-discard"]').click()
         expect(page.locator(".overlay.results")).to_be_visible()
         page.screenshot(path=str(shots / "fit-8-round-over-360x640.png"))
-        assert page.evaluate(FITS, True) == [], "round over"
+        assert fits(page) == [], "round over"
     finally:
         context.close()
         bots.close()
@@ -183,11 +190,6 @@ def test_a_late_friend_is_offered_to_watch(browser: Browser, base: str) -> None:
     finally:
         context.close()
         bots.close()
-
-
-def contrast_problems(page: Page) -> list[str]:
-    page.wait_for_timeout(450)  # animations and transitions settle
-    return list(page.evaluate(CONTRAST))
 
 
 def countdown_values(page: Page, selector: str, ms: int) -> list[int]:

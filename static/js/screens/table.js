@@ -5,6 +5,7 @@ import { h } from "../dom.js";
 import { cardName, getLang, slotName, t } from "../i18n.js";
 import { SLOTS, actions, app, clockIn, effects, mySeat } from "../state.js";
 import { confirmLeave, langButton, openRules, renderAt, ring } from "../ui.js";
+import { touched } from "../motion.js";
 import { roundOverlay } from "./results.js";
 
 const REACTIONS = ["👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "🍀"];
@@ -114,10 +115,9 @@ function seatBox(seat) {
   const turn = r && !r.ended && r.turn === seat && room.phase === "play";
   const hand = r?.hands?.[seat];
   const picking = app.queen && app.queen.slot;
-  const touched = app.touched[`${seat}-`] ?? {};
   const cards = SLOTS.map((slot, i) => {
     const code = hand ? hand[i] : null;
-    const mark = touched[slot] ? " touched" : "";
+    const mark = touched(seat, slot) ? " touched" : "";
     if (picking && seat !== mySeat()) {
       return h(
         "button",
@@ -145,7 +145,7 @@ function seatBox(seat) {
   const total = table.totals[seat] ?? 0;
   return h(
     "div",
-    { class: `seat ${turn ? "turn" : ""} ${info.connected ? "" : "away"} ${info.left ? "gone" : ""}`, role: "listitem", "data-anim": `seat-${seat}` },
+    { class: `seat ${turn ? "turn" : ""} ${info.connected ? "" : "away"} ${info.left ? "gone" : ""}`, role: "listitem" },
     h("span", { class: "seat-name" }, info.name, status ? h("span", { class: "sr-only" }, `, ${status}`) : null),
     h("div", { class: "mini-hand" }, cards),
     h(
@@ -271,7 +271,6 @@ function myHand(r, me, myTurn) {
   const swapping = myTurn && can.includes("swap") && !app.queen;
   const pickingQueen = app.queen && !app.queen.slot;
   const now = performance.now();
-  const touched = app.touched[`${me}-`] ?? {};
   return h(
     "div",
     { class: "my-hand" },
@@ -284,7 +283,7 @@ function myHand(r, me, myTurn) {
       return h(
         "button",
         {
-          class: `slot ${active ? "active" : ""} ${shown && !hand ? "peeking" : ""} ${picked ? "picked" : ""} ${touched[slot] ? "touched" : ""}`,
+          class: `slot ${active ? "active" : ""} ${shown && !hand ? "peeking" : ""} ${picked ? "picked" : ""} ${touched(me, slot) ? "touched" : ""}`,
           "data-key": `slot-${slot}`,
           "data-anim": `seat-${me}-${slot}`,
           disabled: !active,
