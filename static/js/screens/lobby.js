@@ -26,6 +26,7 @@ export function lobbyScreen() {
         {
           class: "secondary",
           "data-key": "share",
+          "data-local": true,
           onclick: () => navigator.share({ title: "Crisp", url: room.link }).catch(() => {}),
         },
         t("share"),
@@ -65,7 +66,7 @@ export function lobbyScreen() {
       h(
         "div",
         { class: "row" },
-        h("button", { class: "secondary", "data-key": "copy", onclick: copy }, t("copyLink")),
+        h("button", { class: "secondary", "data-key": "copy", "data-local": true, onclick: copy }, t("copyLink")),
         share,
       ),
     ),
