@@ -145,12 +145,12 @@ function onState(msg) {
   if (!msg.you.can.includes("queen")) app.queen = null;
   for (const e of msg.events || []) onEvent(e, before);
   const where = positions(); // the cards as they are on screen before this update is drawn
-  const flights = flightsFor(msg.events || []);
+  const flights = flightsFor(msg.events || [], msg.you.seat, msg.you.drawn_card);
   if (phase !== "lobby") effects.keepAwake();
   else effects.release();
   if (!before && (phase === "round_over" || phase === "game_over")) checkDeck(msg.room.fair);
   render();
-  fly(flights, where);
+  if (phase === "play") fly(flights, where); // at the round's end the results cover the table
   if (flights.length || Object.keys(app.touched).length) renderAt(performance.now() + 1600); // the marks fade
 }
 

@@ -37,14 +37,15 @@ export function touched(seat, slot) {
 }
 
 /** The flights a batch of events makes: [from, to, card or null, flip]. A drawn card is held between
- * the piles (the table shows it there for every player), so it flies there and from there. */
-export function flightsFor(events) {
+ * the piles (the table shows it there for every player), so it flies there and from there; the page's
+ * own drawn card (`myDrawnCard`, for seat `me`) flies face up. */
+export function flightsFor(events, me, myDrawnCard) {
   const flights = [];
   const hand = () => "drawn";
   for (const e of events) {
     switch (e.type) {
       case "drew":
-        flights.push([e.source === "discard" ? "discard" : "deck", hand(e.seat), e.card ?? null, false]);
+        flights.push([e.source === "discard" ? "discard" : "deck", hand(e.seat), e.card ?? (e.seat === me ? myDrawnCard : null), false]);
         break;
       case "discarded":
       case "timed_out":
@@ -92,7 +93,15 @@ export function fly(flights, before) {
     const frames = flip
       ? [{ transform: "rotateY(0deg)" }, { transform: `translate(${dx / 2}px, ${dy / 2}px) rotateY(90deg)` }, { transform: `${end} rotateY(180deg)` }]
       : [{ transform: "none" }, { transform: end }];
+    // The card where it landed shows once the flight is over (until then the flying copy is the card);
+    // transparent, not hidden, so that it still takes a tap.
+    const landing = document.querySelector(`#app [data-anim="${CSS.escape(to)}"]`);
+    if (landing) landing.style.opacity = "0";
+    const land = () => {
+      card.remove();
+      if (landing) landing.style.opacity = "";
+    };
     const run = card.animate(frames, { duration: FLIGHT_MS, easing: "ease-in-out" });
-    run.finished.then(() => card.remove(), () => card.remove());
+    run.finished.then(land, land);
   }
 }

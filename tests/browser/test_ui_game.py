@@ -4,6 +4,7 @@ game end, rematch; in English and German, with an accessibility check and a scre
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from crisp_server.engine import FULL_DECK
 from tests.browser.conftest import rigged_server
+from tests.browser.harness import fits
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
 
@@ -69,6 +71,9 @@ class Phone:
 
     def shot(self, screen: str, axe: Axe) -> None:
         self.page.screenshot(path=str(self.shots / f"{screen}-{self.name}.png"))
+        # Nothing off screen at the table (the other screens scroll), nothing sideways, names readable.
+        at_table = self.page.locator(".screen.table").count() > 0
+        assert fits(self.page, controls=at_table) == [], screen
         results = axe.run(self.page)
         bad = [v for v in results.response["violations"] if v.get("impact") in ("serious", "critical")]
         found = [f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:5]}" for v in bad]
@@ -135,6 +140,9 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ben.click("act-draw")
         ben.click("act-queen")
         ben.click("slot-middle")
+        # The Queen's second step keeps the card Ben picked in sight, in words and on the card.
+        expect(ben.page.locator('[data-key="slot-middle"]')).to_have_class(re.compile(r"\bpicked\b"))
+        expect(ben.page.locator(".prompt-text")).to_contain_text("deine mittlere Karte ist gewählt")
         ben.shot("queen", axe)
         ben.click("target-2-right")  # Cem's right card for Ben's middle: blind
         # Cem's new right card (Ben's 3 of spades) is shown to Cem for a moment; Ben sees nothing new.
@@ -146,6 +154,11 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ben.page.locator('[data-key="slot-middle"]')).to_have_attribute(
             "aria-label", "Deine mittlere Karte: Pik 8"
         )
+        expect(ben.page.locator('[data-key="slot-middle"] .peek-count')).to_be_visible()  # how long it shows
+        # Always in sight: your own total and who deals (Ana in round 1).
+        expect(ana.page.locator(".my-line")).to_contain_text("Total 0")
+        expect(ana.page.locator(".my-line .dealer")).to_be_visible()
+        expect(ben.page.locator(".seat .dealer")).to_have_count(1)
         expect(ben.page.locator('[data-key="crisp"]')).to_be_visible()
         ben.shot("crisp", axe)
         ben.click("crisp")

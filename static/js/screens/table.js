@@ -187,7 +187,7 @@ function centerArea(r, me, myTurn) {
       "div",
       { class: "drawn-card", "data-anim": "drawn" },
       h("span", { class: "sr-only" }, `${t("youDrew")}: ${cardName(drawnCard)}`),
-      cardFace(drawnCard, "big pop"),
+      cardFace(drawnCard, "big"),
     );
   } else if (r.drawn && r.turn !== me && room().phase === "play") {
     middle = h("div", { class: "drawn-card", "data-anim": "drawn", "aria-hidden": "true" }, cardFace(r.drawn.card, "big"));
