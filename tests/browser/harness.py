@@ -154,6 +154,14 @@ def contrast_problems(page: Page) -> list[str]:
     return list(page.evaluate(page_check("contrast")))
 
 
+def join_and_play(page: Page, base: str, bots: Bots, name: str) -> None:
+    """The page takes the next seat; the host starts; everyone is ready: the first turn is on."""
+    join(page, base, bots.code, name)
+    bots.run(bots.start_and_ready())
+    page.locator('[data-key="ready"]').click()
+    expect(page.locator(".phase-play")).to_be_visible()
+
+
 def sent_messages(page: Page) -> list[str]:
     """Every frame the page sends over its WebSockets, from now on (the list fills as they go)."""
     frames: list[str] = []

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.browser.conftest import rigged_server
-from tests.browser.harness import Bots, deck, join, open_page
+from tests.browser.harness import Bots, deck, join_and_play, open_page
 
 # Three players: nine number cards dealt, then Ben (seat 1, the starter) draws the Queen of hearts.
 QUEEN_DECK = deck(["2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "2H", "QH", "4C", "6C"])
@@ -52,10 +52,7 @@ def test_a_queen_swap_can_be_followed(
     if reduced:
         page.emulate_media(reduced_motion="reduce")
     try:
-        join(page, base, bots.code, "Cem")
-        bots.run(bots.start_and_ready())
-        page.locator('[data-key="ready"]').click()
-        expect(page.locator(".phase-play")).to_be_visible()
+        join_and_play(page, base, bots, "Cem")
         page.evaluate(WATCH_FLIGHTS)
         ben = bots.clients[1]
         bots.run(ben.draw())

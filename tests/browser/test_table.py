@@ -22,6 +22,7 @@ from tests.browser.harness import (
     deck,
     fits,
     join,
+    join_and_play,
     open_page,
     page_check,
     play_turns,
@@ -77,9 +78,7 @@ def test_two_quick_taps_on_discard_never_call_crisp(browser: Browser, base: str)
     context, page = open_page(browser, 360, 640)
     frames = sent_messages(page)
     try:
-        join(page, base, bots.code, "Me")
-        bots.run(bots.start_and_ready())
-        page.locator('[data-key="ready"]').click()
+        join_and_play(page, base, bots, "Me")
         page.locator('[data-key="act-draw"]').click()  # Me (seat 1) starts
         discard = page.locator('[data-key="act-discard"]')
         expect(discard).to_be_enabled()
@@ -256,9 +255,7 @@ def test_a_lost_connection_is_noticed_and_blocks_moves(browser: Browser, base: s
     bots = Bots(base, ["Ana"])
     context, page = open_page(browser, 360, 640)
     try:
-        join(page, base, bots.code, "Me")
-        bots.run(bots.start_and_ready())
-        page.locator('[data-key="ready"]').click()
+        join_and_play(page, base, bots, "Me")
         expect(page.locator('[data-key="act-draw"]')).to_be_enabled()
         context.set_offline(True)
         expect(page.locator("#status.show")).to_be_visible(timeout=5000)
