@@ -187,6 +187,11 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ana.shot("round-over", axe)
         ben.shot("round-over", axe)
         expect(ana.page.locator('[data-key="rules"]')).to_be_visible()  # the rules stay one tap away
+        # "How?" opens the rules where the fair shuffle is explained, and Back returns to the results.
+        ana.click("fair-how")
+        expect(ana.page.locator("#rules-online")).to_be_in_viewport()
+        ana.click("back")
+        expect(ana.page.locator(".overlay.results")).to_be_visible()
 
         # -- round 2: Cem starts, calls Crisp at once ----------------------------------------------------
         for phone in (ana, ben, cem):
