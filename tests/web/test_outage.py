@@ -94,7 +94,8 @@ async def test_a_failed_commit_suspends_the_room_until_the_database_answers(serv
     assert kinds_since(other, marks[other]) == ["unavailable"]
     assert kinds_since(mover, marks[mover]) == ["unavailable", "error"]
     assert {c: seen(c.state or {}) for c in (ana, ben)} == saved
-    assert ana.closed is None and ben.closed is None
+    assert ana.closed is None
+    assert ben.closed is None
 
     # While suspended: /healthz says why, the room is still there, moves are refused, no clock runs out.
     response = await health(server)
@@ -116,7 +117,8 @@ async def test_a_failed_commit_suspends_the_room_until_the_database_answers(serv
     again = await server.client()
     await again.send({"type": "resume", "room": code, "token": token})
     await again.wait_for(lambda c: kinds_since(c, 0) == ["welcome", "unavailable"], what="welcome, unavailable")
-    assert again.welcome is not None and again.welcome["seat"] == other.seat
+    assert again.welcome is not None
+    assert again.welcome["seat"] == other.seat
     await other.wait_for(lambda c: c.closed is not None, what="the older connection closed")
     assert other.messages[-1]["type"] == "replaced"
 
@@ -133,9 +135,12 @@ async def test_a_failed_commit_suspends_the_room_until_the_database_answers(serv
     assert mover.you["drawn_card"] == drawn
     assert seen(mover.state or {}) == {**saved[mover], "you": mover.you}
     assert mover.you == saved[mover]["you"]
-    assert again.state is not None and again.state["table"] == saved[other]["table"]
-    assert mover.state is not None and mover.state["clock"]["deadline_in"] > 25_000
-    assert again.gaps == 0 and mover.gaps == 0
+    assert again.state is not None
+    assert again.state["table"] == saved[other]["table"]
+    assert mover.state is not None
+    assert mover.state["clock"]["deadline_in"] > 25_000
+    assert again.gaps == 0
+    assert mover.gaps == 0
     await mover.request(move)
 
     after = await _scrape(server.http)
