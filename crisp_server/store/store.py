@@ -799,6 +799,8 @@ class Store:
             if self._since_checkpoint:
                 try:
                     await self.checkpoint()
+                except sqlite3.OperationalError as exc:  # a full disk, a lock held too long: no bug of ours
+                    log.warning("a WAL checkpoint failed (%s); the next one will try again", describe(exc))
                 except Exception:
                     log.exception("a WAL checkpoint failed; the next one will try again")
 
