@@ -185,7 +185,13 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     async def metrics_route() -> Response:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    @app.get("/healthz")
+    @app.get(
+        "/healthz",
+        responses={
+            200: {"description": "Started, and the database takes writes: `status` is `ok`"},
+            503: {"description": "The database cannot be written: `status` is `unavailable`, `reason` says why"},
+        },
+    )
     async def healthz() -> JSONResponse:
         """200 ``ok``; 503 ``unavailable`` with the reason while the database cannot be written."""
         body: dict[str, Any] = {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}

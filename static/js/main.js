@@ -26,6 +26,7 @@ const app = {
   reactions: [], // {seat, emoji, until}
   fair: {}, // round -> "checking" | "ok" | "fail"
   notice: null,
+  unavailable: null, // the server's text while the room cannot save (a "unavailable" message), else null
   joinCode: codeFromPath(),
   roomInfo: null,
   busy: false,
@@ -89,6 +90,11 @@ function onMessage(msg) {
       break;
     case "restarting":
       toast(t("restarting"));
+      break;
+    case "unavailable":
+      // The server cannot save right now: the table stays as it was, and the next update says it is back.
+      app.unavailable = msg.message;
+      renderStatus();
       break;
     default:
       break;
@@ -164,6 +170,7 @@ function names() {
 function onState(msg) {
   const before = app.state;
   app.state = msg;
+  app.unavailable = null; // nothing is published while the room is unavailable: a state means it is back
   app.receivedAt = performance.now();
   const phase = msg.room.phase;
   if (!before || before.room.phase !== phase) {
@@ -345,8 +352,9 @@ function toast(text) {
 
 function renderStatus() {
   const s = app.status;
-  const show = app.screen === "room" && (s === "reconnecting" || s === "connecting");
-  statusBar.textContent = show ? t(s) : "";
+  const offline = s === "reconnecting" || s === "connecting";
+  const show = app.screen === "room" && (offline || Boolean(app.unavailable));
+  statusBar.textContent = show ? (offline ? t(s) : app.unavailable) : "";
   statusBar.classList.toggle("show", show);
   document.body.classList.toggle("offline", show);
 }
