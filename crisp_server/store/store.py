@@ -784,10 +784,19 @@ class Store:
             log.warning("the database answers again after %.1f s", time.monotonic() - outage.since)
 
     async def probe(self) -> None:
-        """An empty write transaction (SQLite takes its write lock; PostgreSQL a connection from the pool):
-        raises if the database does not answer. Ends the outage if it does."""
+        """An empty write transaction (SQLite: its write lock is taken; PostgreSQL: a connection from the pool,
+        checked): raises if the database does not answer. Ends the outage if it does. (It writes nothing: a
+        full disk is only seen by the next commit.)"""
         try:
-            await self._transaction([], {})
+            async with self._writing:
+                fast = self._fast
+                if fast is not None:
+                    try:
+                        fast.dbapi.execute("BEGIN IMMEDIATE")
+                    finally:
+                        fast.dbapi.rollback()
+                else:
+                    await self._write([], {})
         except Exception as exc:
             self._failed(exc)
             raise
