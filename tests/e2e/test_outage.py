@@ -1,27 +1,32 @@
-"""Real outages during real games: PostgreSQL gone for 15 s during 30 games, a full SQLite disk during 20.
+"""Real outages during real games: PostgreSQL stopped or cut off for 15 s during 30 games, a full SQLite disk
+during 20.
 
 The real server runs as a subprocess; two real clients per room play over real WebSockets as fast as the
 rules let them. Midway the database fails (see each test), for 15 s, and comes back. Then:
 
 * every game goes on without a restart and is played to its end;
-* nothing acknowledged is lost: each seat's state when its room comes back (the ``update`` with the event
-  ``available``) is exactly the last one it saw before (``essentials``: hands, piles, turn, drawn card,
-  scores); and each finished game's stored record replays, with nothing refused, to the totals its players
-  saw;
+* nothing acknowledged is lost and nothing unsaved was shown: each seat's state when its room comes back
+  (the ``update`` with the event ``available``) is exactly the last one it saw before (``essentials``:
+  hands, piles, turn, drawn card, scores), or, where the commit that failed was written after all (its
+  answer lost with the connection), the state the record has a few actions later; and each finished game's
+  stored record replays, with nothing refused, to the totals its players saw;
 * every room was suspended (its players got ``unavailable``, and nobody lost the connection);
 * ``/healthz`` answered 503 with a reason while the database was away, and 200 once the rooms were back.
 
-PostgreSQL: the server reaches the suite's PostgreSQL through a TCP proxy in this test, which the test cuts
-(every connection reset, new ones refused: what clients see of a stopped server) and reopens. Stopping the
-real cluster would take the database away from every other test running at the same time (and from other
-work on the machine); a throwaway cluster (``initdb``, ``pg_ctl``) needs a non-root user to own it, seconds
-to start, and the PostgreSQL binaries on the path, where the proxy needs nothing but the database the suite
-already has.
+PostgreSQL, two ways. Stopped: a cluster of the test's own (``initdb`` in a temporary folder, a free port)
+is shut down with ``pg_ctl stop -m fast`` (sessions are ended, new connections refused) and started again;
+stopping the suite's cluster would take the database away from every other test running at the same time.
+PostgreSQL refuses to run as root, so the cluster runs as the ``postgres`` user, which needs root (CI runs
+as root). Unreachable: the server reaches the suite's PostgreSQL through a TCP proxy in this test, which
+the test cuts (every connection reset, new ones refused) and reopens; it needs nothing but the database the
+suite already has, and so runs wherever ``CRISP_TEST_DATABASE_URL`` is set.
 
 SQLite: the database lives on a tmpfs of a few megabytes, which a filler file fills to the last byte
-(``SQLITE_FULL``), and deleting the filler frees. Mounting needs root (CI runs as root); elsewhere the same
-failure is made with a file-size limit on the server process (``RLIMIT_FSIZE``: writes past it fail with
-``EFBIG``), raised again to free the "disk".
+(``SQLITE_FULL``), and deleting the filler frees; a reader holding a snapshot keeps the WAL from starting
+over meanwhile, so that every commit must grow it (else commits come and go as checkpoints free WAL space).
+Mounting needs root (CI runs as root); elsewhere the same failure is made with a file-size limit on the
+server process (``RLIMIT_FSIZE``: writes past a file's first byte fail with ``EFBIG``), raised again to
+free the "disk".
 """
 
 from __future__ import annotations
@@ -30,13 +35,15 @@ import asyncio
 import contextlib
 import functools
 import os
+import pwd
 import resource
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,7 +209,11 @@ class HealthLog:
         return [(status, body) for at, status, body in self.seen if start <= at <= end]
 
 
-async def outage_during_games(ws: str, base: str, rooms: int, fail: Any, heal: Any) -> dict[str, float]:
+#: Makes the database fail, or heals it.
+Outage = Callable[[], Awaitable[None]]
+
+
+async def outage_during_games(ws: str, base: str, rooms: int, fail: Outage, heal: Outage) -> dict[str, float]:
     """Play ``rooms`` games; after a few seconds ``fail()``, 15 s later ``heal()``; check everything the
     module says. The figures: seconds from ``heal()`` to the last room back, and to /healthz 200."""
     async with games(ws, rooms) as tables:
@@ -380,25 +391,97 @@ class Proxy:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not PG_URL and not IN_CI, reason="no CRISP_TEST_DATABASE_URL")
-async def test_postgresql_away_for_15_s_during_30_games(tmp_path: Path) -> None:
+async def test_postgresql_unreachable_for_15_s_during_30_games(tmp_path: Path) -> None:
     with database("postgresql", tmp_path) as url:
         real = make_url(url)
         proxy = Proxy((real.host or "127.0.0.1", real.port or 5432))
         try:
             await proxy.open()
             through = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-            env = {**ENV, "CRISP_DATABASE_URL": through}
-            log = tmp_path / "server.log"
-            with server_process(tmp_path, env, log=log) as (base, _proc):
-                ws = base.replace("http", "ws") + "/ws"
-                figures = await outage_during_games(ws, base, 30, proxy.cut, proxy.open)
+            figures = await _postgresql_outage(tmp_path, through, proxy.cut, proxy.open)
         finally:
             proxy.close()
-    print(f"PostgreSQL away {OUTAGE_SECONDS:.0f} s during 30 games: {figures}")
+    print(f"PostgreSQL unreachable {OUTAGE_SECONDS:.0f} s during 30 games: {figures}")
+
+
+#: The PostgreSQL programs, for a cluster of the test's own (Debian's layout: the newest version installed).
+PG_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), default=None, key=lambda p: int(p.parent.name))
+
+
+def _can_run_a_cluster() -> bool:
+    """A throwaway cluster is run as the ``postgres`` user (PostgreSQL refuses root): this needs root."""
+    if PG_BIN is None or not (PG_BIN / "initdb").exists() or os.geteuid() != 0 or shutil.which("runuser") is None:
+        return False
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return False
+    return True
+
+
+class Cluster:
+    """A PostgreSQL cluster of the test's own, in a temporary folder, on a free port: stopping it stops
+    nobody else's database."""
+
+    def __init__(self) -> None:
+        assert PG_BIN is not None
+        self.port = free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="crisp-pg-"))  # /tmp: the postgres user must reach it
+        shutil.chown(self.dir, "postgres")
+        self.data = self.dir / "data"
+        self._as_postgres("initdb", "-D", str(self.data), "-A", "trust", "-U", "crisp")
+        self.url = f"postgresql+asyncpg://crisp@127.0.0.1:{self.port}/crisp"
+
+    def _as_postgres(self, program: str, *args: str) -> None:
+        assert PG_BIN is not None
+        command = ["runuser", "-u", "postgres", "--", str(PG_BIN / program), *args]
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._as_postgres("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w", "start")
+
+    def stop(self) -> None:
+        self._as_postgres("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def remove(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _can_run_a_cluster() and not IN_CI, reason="a PostgreSQL cluster of its own needs root")
+async def test_postgresql_stopped_for_15_s_during_30_games(tmp_path: Path) -> None:
+    """The real thing: PostgreSQL shuts down (``pg_ctl stop -m fast``: sessions are ended) and starts again
+    15 s later; the server's pool must notice its connections are gone."""
+    cluster = Cluster()
+    try:
+        cluster.start()
+        cluster._as_postgres("createdb", "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "crisp", "crisp")
+
+        async def stop() -> None:
+            await asyncio.to_thread(cluster.stop)
+
+        async def start() -> None:
+            await asyncio.to_thread(cluster.start)
+
+        figures = await _postgresql_outage(tmp_path, cluster.url, stop, start)
+    finally:
+        cluster.remove()
+    print(f"PostgreSQL stopped {OUTAGE_SECONDS:.0f} s during 30 games: {figures}")
+
+
+async def _postgresql_outage(tmp_path: Path, url: str, fail: Outage, heal: Outage) -> dict[str, float]:
+    log = tmp_path / "server.log"
+    with server_process(tmp_path, {**ENV, "CRISP_DATABASE_URL": url}, log=log) as (base, _proc):
+        ws = base.replace("http", "ws") + "/ws"
+        figures = await outage_during_games(ws, base, 30, fail, heal)
     assert figures["rooms_back_s"] < 10, figures
     text = log.read_text()
     assert "the database cannot be written" in text
     assert "Traceback" not in text.split("the database answers again")[-1]
+    return figures
 
 
 # -- SQLite on a disk that fills up -----------------------------------------------------------------------------
