@@ -188,6 +188,7 @@ class ProtocolCode(Enum):
     NO_SUCH_SEAT = "no_such_seat"
     NOT_WATCHABLE = "not_watchable"
     BAD_REACTION = "bad_reaction"
+    UNAVAILABLE = "unavailable"
 
 
 _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
@@ -210,6 +211,8 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.NO_SUCH_SEAT: "There is no such seat.",
         ProtocolCode.NOT_WATCHABLE: "The game has not started yet: join it instead.",
         ProtocolCode.BAD_REACTION: "That reaction is not available.",
+        ProtocolCode.UNAVAILABLE: "The server cannot save the game right now: that was not done. Try again when "
+        "the game goes on.",
     },
     "de": {
         ProtocolCode.BAD_MESSAGE: "Der Server hat diese Nachricht nicht verstanden.",
@@ -230,6 +233,8 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.NO_SUCH_SEAT: "Diesen Platz gibt es nicht.",
         ProtocolCode.NOT_WATCHABLE: "Das Spiel hat noch nicht begonnen: tritt lieber bei.",
         ProtocolCode.BAD_REACTION: "Diese Reaktion gibt es nicht.",
+        ProtocolCode.UNAVAILABLE: "Der Server kann das Spiel gerade nicht speichern: das ist nicht geschehen. "
+        "Versuch es wieder, wenn das Spiel weitergeht.",
     },
 }
 
@@ -253,6 +258,29 @@ def error_message(v: int, code: ErrorCode, lang: str = "en", detail: str | None 
 def pong_message(v: int) -> bytes:
     """The answer to ``ping``: any time, also before joining (``v`` is then 0)."""
     return orjson.dumps({"type": "pong", "v": v})
+
+
+class Unavailable(BaseModel):
+    """Outbound: the room's changes cannot be saved (the database is down, full or locked). The room stays
+    as it was last saved, refuses what would change it (error ``unavailable``) and goes on by itself when
+    the database answers: an ``update`` with the room event ``{"type": "available"}`` carries the state."""
+
+    type: Literal["unavailable"] = "unavailable"
+    v: int
+    reason: Literal["database"] = "database"
+    message: str
+
+
+_UNAVAILABLE_TEXTS: Final = {
+    "en": "The server cannot save the game right now. It goes on by itself as soon as it can: stay here.",
+    "de": "Der Server kann das Spiel gerade nicht speichern. Es geht von selbst weiter, sobald er kann: bleib hier.",
+}
+
+
+def unavailable_message(v: int, lang: str = "en") -> bytes:
+    """``{"type": "unavailable", "v", "reason": "database", "message"}`` (see ``Unavailable``)."""
+    text = _UNAVAILABLE_TEXTS.get(lang, _UNAVAILABLE_TEXTS["en"])
+    return orjson.dumps(Unavailable(v=v, message=text).model_dump())
 
 
 class BadMessage(ValueError):

@@ -261,6 +261,12 @@ class LobbyEvent(_Out):
     type: Literal["lobby"]
 
 
+class AvailableEvent(_Out):
+    """The room is back after the database could not be written: the update carries the saved state."""
+
+    type: Literal["available"]
+
+
 Event = Annotated[
     RoundStartedEvent
     | CardShownEvent
@@ -292,7 +298,8 @@ Event = Annotated[
     | ReadyEvent
     | DeckRevealedEvent
     | ReactionEvent
-    | LobbyEvent,
+    | LobbyEvent
+    | AvailableEvent,
     Field(discriminator="type"),
 ]
 
@@ -475,10 +482,20 @@ class RoomClosedMessage(_Out):
 
 
 class RestartingMessage(_Out):
-    """The server stops (closed with 1012) or the room could not save a change (closed with 1011)."""
+    """The server stops: closed with 1012; reconnect with a back-off and ``resume``."""
 
     type: Literal["restarting"]
     v: Version
+
+
+class UnavailableMessage(_Out):
+    """The room cannot save changes (the database is down, full or locked): it stays as last saved, refuses
+    changes with the error ``unavailable`` and goes on by itself (an update with the event ``available``)."""
+
+    type: Literal["unavailable"]
+    v: Version
+    reason: Literal["database"]
+    message: str = Field(description="for display, in the member's language")
 
 
 Outbound = Annotated[
@@ -491,7 +508,8 @@ Outbound = Annotated[
     | KickedMessage
     | LeftMessage
     | RoomClosedMessage
-    | RestartingMessage,
+    | RestartingMessage
+    | UnavailableMessage,
     Field(discriminator="type"),
 ]
 

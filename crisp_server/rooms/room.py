@@ -91,8 +91,6 @@ CLOSE_KICKED: Final = 4003
 CLOSE_REPLACED: Final = 4001
 CLOSE_LEFT: Final = 1000
 CLOSE_RESTART: Final = 1012
-#: The room could not save a change: players reconnect once it is rebuilt from the database.
-CLOSE_ERROR: Final = 1011
 
 
 class Phase(Enum):
@@ -218,7 +216,14 @@ class Abandon:
     """No player has been connected to the game for long: end it unfinished if that is still so."""
 
 
-RoomMessage = Inbound | Detach | Tick | Shutdown | Expire | Abandon
+@dataclass(frozen=True, slots=True)
+class Reload:
+    """The database answers again: go on from what it has of the room (``None``: it has no open room)."""
+
+    stored: StoredRoom | None
+
+
+RoomMessage = Inbound | Detach | Tick | Shutdown | Expire | Abandon | Reload
 
 
 class RoomError(Exception):
@@ -255,9 +260,18 @@ class Room:
         self._in_flight = 0  # submissions to the store not yet committed and delivered
         self._drained = asyncio.Event()
         self._drained.set()
-        self.failed = False  # a commit failed: the room stopped, what it had not committed is dropped
+        #: A commit failed: the room shows what it last saved, changes nothing and waits for the database
+        #: (see ``_suspend``); ``recover`` rebuilds it from the database's record.
+        self.suspended = False
+        #: Called when the room is suspended (the registry retries until the database answers).
+        self.on_suspend: Callable[[Room], None] | None = None
+        # Bumped when a commit fails: what the room submitted before is dropped, and not delivered.
+        self._epoch = 0
+        self._saved = False  # the database has this room (one whose first save failed has nothing to go back to)
+        self._notified = False  # members were told ``unavailable`` and not yet that it is over
         self.v = 0
         self.v_reserved = 0  # the highest version the database allows (see VERSION_BLOCK)
+        self._v_sent = 0  # the version of the last message delivered: uncommitted versions are taken back
         self.phase = Phase.LOBBY
         self.seats: list[Seat] = []
         self.host = 0
@@ -285,6 +299,7 @@ class Room:
         self.observe_action: Callable[[float], None] | None = None
         self._arrived = 0.0
         self._accepted: list[float] = []
+        self._movers: list[Member] = []  # who made the accepted actions waiting for a commit
 
     @classmethod
     def restore(
@@ -301,13 +316,22 @@ class Room:
         downtime counts against nobody), an open crisp window closes and the current move gets a fresh full
         clock. Its version goes on above every one it may have sent (saved before anyone hears from it)."""
         room = cls(stored.code, stored.link, settings, clock, on_close, store=store, room_id=stored.id)
-        room.options = Options(**stored.options)
-        room.host = stored.host
+        room._load(stored)
         # Above every version a client may have seen: saved before anything is sent (Registry.restore).
-        room.v = room.v_reserved = stored.v
+        room.v = room._v_sent = stored.v
         room._next_version()
-        now = clock.now()
-        room.seats = [
+        return room
+
+    def _load(self, stored: StoredRoom) -> None:
+        """Take the lobby and the game from what the database has (``restore``, and ``_reload`` after a
+        failed commit). The versions reserved are the database's: a reserve whose commit failed is not."""
+        settings = self.settings
+        self._saved = True
+        self.options = Options(**stored.options)
+        self.host = stored.host
+        self.v_reserved = stored.v
+        now = self.clock.now()
+        self.seats = [
             Seat(
                 s.name,
                 s.token_hash,
@@ -317,12 +341,15 @@ class Room:
             )
             for s in stored.seats
         ]
+        self.game, self.record, self.game_id, self.fair = None, None, None, []
+        self.round_zero = self.peek_ends = self.next_round_at = None
+        self.paused = False
         phase = Phase(stored.phase)
         sg = stored.game
         if sg is not None and phase is not Phase.LOBBY:
             game, _ = replay_game(sg.record)  # the log holds accepted actions only: nothing is refused
-            room.game, room.record, room.game_id = game, sg.record, sg.id
-            room.fair = [Fairness(salt, rr.deck) for salt, rr in zip(sg.salts, sg.record.rounds, strict=True)]
+            self.game, self.record, self.game_id = game, sg.record, sg.id
+            self.fair = [Fairness(salt, rr.deck) for salt, rr in zip(sg.salts, sg.record.rounds, strict=True)]
             r = game.round
             if r is None or r.ended:
                 phase = Phase.GAME_OVER if game.game_over else Phase.ROUND_OVER
@@ -330,16 +357,16 @@ class Room:
                 phase = Phase.PLAY
         elif phase is not Phase.LOBBY:
             phase = Phase.LOBBY  # a game that was never saved: back to the lobby, nothing was played
-        room.phase = phase
-        for seat in room.seats:
+        self.phase = phase
+        for seat in self.seats:
             seat.ready = seat.left
-        # Nobody is connected yet: the game waits, and the first player back resumes it (_unpause).
-        room.paused = phase in GAME_PHASES
-        if room.paused:
+        # Nobody is connected yet: the game waits, and the first player back resumes it (_unpause; after a
+        # failed commit, _reload does so at once for the members still there).
+        self.paused = phase in GAME_PHASES
+        if self.paused:
             # Waiting since the room was last saved (when its last player went, or just before a crash):
             # the downtime counts towards abandoning it.
-            room.paused_at = now - _ms_since(stored.updated_at)
-        return room
+            self.paused_at = now - _ms_since(stored.updated_at)
 
     # -- running ---------------------------------------------------------------------------------------
 
@@ -367,31 +394,44 @@ class Room:
     def _submit(self) -> None:
         """Commit what changed, then send what it caused: nobody hears of a change the database lacks.
         Frames that follow a change still being committed wait behind it, so everything keeps its order."""
-        ops, out, accepted = self._ops, self._outbox, self._accepted
-        self._ops, self._outbox, self._accepted = [], [], []
+        ops, out, accepted, movers = self._ops, self._outbox, self._accepted, self._movers
+        self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
         if not ops and not out:
             return
+        if self.suspended:
+            # Nothing changes while suspended (``_while_suspended``): what goes out are answers and notices
+            # about what was last saved, and the changes submitted before are dropped: nothing to wait for.
+            assert not ops, "a suspended room changed"
+            _deliver(out)
+            return
         if self.store is None or (not ops and self._in_flight == 0):
-            self._published(out, accepted)
+            self._published(out, accepted, self.v)
             return
         self._in_flight += 1
         self._drained.clear()
+        epoch, v = self._epoch, self.v
 
         def done(error: BaseException | None) -> None:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._drained.set()
-            if self.failed:
+            if error is not None and epoch == self._epoch and not self.closed:
+                self._suspend(error)
+            if error is not None and not self.closed:
+                for conn in movers:  # their move was not made: they may make it again when the game goes on
+                    conn.send(p.error_message(self.v, p.ProtocolCode.UNAVAILABLE, conn.lang))
+            if epoch != self._epoch:
                 return
-            if error is not None:
-                log.error("room %s: a change could not be saved; the room stops until the next start", self.code)
-                self._fail()
-                return
-            self._published(out, accepted)
+            # A closed room's goodbyes go out even if its close was not saved: it has left memory regardless.
+            if ops and error is None:
+                self._saved = True
+            self._published(out, accepted, v)
 
-        self.store.submit(ops, done, skip=lambda: self.failed)
+        self.store.submit(ops, done, skip=lambda: epoch != self._epoch)
 
-    def _published(self, out: list[tuple[Member, bytes | tuple[int, str]]], accepted: list[float]) -> None:
+    def _published(self, out: list[tuple[Member, bytes | tuple[int, str]]], accepted: list[float], v: int) -> None:
+        self._v_sent = max(self._v_sent, v)
+        self._notified = False
         _deliver(out)
         if accepted and self.observe_action is not None:
             done = time.perf_counter()
@@ -403,14 +443,97 @@ class Room:
         self._submit()
         await self._drained.wait()
 
-    def _fail(self) -> None:
-        """Saving failed: what players were not told never happened for them. Send them away at once (the
-        outbox holds uncommitted news); a restart rebuilds the room from what the database has."""
-        self.failed = True
-        self._outbox.clear()
-        self._send_away("restarting", CLOSE_ERROR, "the room must restart", leave_registry=True)
-        goodbyes, self._outbox = self._outbox, []
-        _deliver(goodbyes)
+    def _suspend(self, error: BaseException) -> None:
+        """Saving failed: what players were not told never happened for them. The room takes back what it
+        did not save (it is rebuilt from the database when that answers, ``recover``), tells its members
+        it is ``unavailable`` and changes nothing meanwhile; the connections stay open."""
+        self._epoch += 1  # what it submitted after the failed change followed from it: dropped
+        self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
+        self.v = self._v_sent  # nobody saw the versions that were not saved
+        if not self._saved:
+            # Its first save failed: there is nothing to go back to. Its creator is told to try again.
+            log.warning("room %s: its creation could not be saved; it is closed", self.code)
+            for conn in self.members:
+                conn.room = None
+                conn.send(p.error_message(self.v, p.ProtocolCode.UNAVAILABLE, conn.lang))
+            self.members.clear()
+            self.closed = True
+            if self._on_close is not None:
+                self._on_close(self)
+        else:
+            self.suspended = True
+            if not self._notified:  # once per outage, not at every failed try to come back
+                self._notified = True
+                log.warning("room %s: a change could not be saved; the room waits for the database", self.code)
+                for conn in self.members:
+                    conn.send(p.unavailable_message(self.v, conn.lang))
+        self._schedule()  # no timer runs while suspended
+        if self.on_suspend is not None:  # the registry tries the database again until it answers
+            self.on_suspend(self)
+
+    async def recover(self) -> bool:
+        """Rebuild the room from the database and go on from there; whether it is back (its first commit
+        went through). Raises if the database cannot be read yet."""
+        if not self.suspended or self.closed:
+            return True
+        assert self.store is not None
+        stored = await self.store.load_room(self.room_id)
+        self.post(Reload(stored))
+        await self.flush()
+        return not self.suspended
+
+    def _while_suspended(self, message: RoomMessage) -> None:
+        """A message for a suspended room: nothing changes; members come and go, and are answered."""
+        if isinstance(message, Inbound):
+            conn, msg = message.conn, message.message
+            try:
+                if isinstance(msg, p.Resume):
+                    index = self.seats.index(self._claim_seat(conn, msg.token))
+                    self._send(conn, self._welcome(index, None))
+                    self._send(conn, p.unavailable_message(self.v, conn.lang))
+                elif isinstance(msg, p.Ping) and conn in self.members:
+                    self._send(conn, orjson.dumps({"type": "pong", "v": self.v}))
+                elif isinstance(msg, p.Sync) and conn in self.members:
+                    self._send(conn, p.unavailable_message(self.v, conn.lang))
+                else:
+                    raise RoomError(p.ProtocolCode.UNAVAILABLE)
+            except RoomError as err:
+                self._send(conn, p.error_message(self.v, err.code, conn.lang))
+        elif isinstance(message, Detach):
+            seat = self.members.pop(message.conn, None)
+            message.conn.room = None
+            if seat is not None and seat.conn is message.conn:
+                seat.conn = None
+        elif isinstance(message, Reload):
+            self._reload(message.stored)
+        elif isinstance(message, Shutdown):
+            self._shutdown()
+        # Tick and Expire: no clock runs and nothing closes while suspended.
+
+    def _reload(self, stored: StoredRoom | None) -> None:
+        """Go on from what the database has: every member gets it (an ``update`` with the event
+        ``available``); the current move gets a fresh clock, as after a restart."""
+        self.suspended = False
+        if stored is None:  # closed meanwhile (its close was saved just before the failure)
+            self._send_away("room_closed", CLOSE_LEFT, "the room closed", leave_registry=True)
+            return
+        members = list(self.members.items())
+        self._load(stored)
+        seats = {s.token_hash: s for s in self.seats}
+        self.members = {}
+        for conn, before in members:
+            seat = seats.get(before.token_hash) if before is not None else None
+            if before is not None and seat is None:
+                # Seated by a change that was not saved: their join did not happen.
+                conn.room = None
+                self._send(conn, p.error_message(self.v, p.ProtocolCode.UNAVAILABLE, conn.lang))
+                continue
+            if seat is not None:
+                seat.conn = conn
+            self.members[conn] = seat
+        events = self._unpause() if any(s.conn is not None for s in self.seats) else []
+        self._save_room()
+        self._publish(events, [{"type": "available"}])
 
     def _send(self, conn: Member, data: bytes) -> None:
         self._outbox.append((conn, data))
@@ -438,7 +561,9 @@ class Room:
     def handle(self, message: RoomMessage) -> None:
         """Handle one message; what it sends goes out once what it changed is committed (:meth:`post`)."""
         self.touched = self.clock.now()
-        if isinstance(message, Inbound):
+        if self.suspended:
+            self._while_suspended(message)
+        elif isinstance(message, Inbound):
             self._arrived = message.arrived
             self._inbound(message.conn, message.message)
         elif isinstance(message, Detach):
@@ -451,8 +576,9 @@ class Room:
         elif isinstance(message, Abandon):
             if self.paused:
                 self._abandon()
-        else:
+        elif isinstance(message, Shutdown):
             self._shutdown()
+        # Reload: only for a suspended room.
 
     # -- time ------------------------------------------------------------------------------------------
 
@@ -475,8 +601,8 @@ class Room:
         return None
 
     def _wake_at(self) -> int | None:
-        if self.paused:
-            return None
+        if self.paused or self.suspended:
+            return None  # nobody is there to see it, or the database is down: no move times out
         if self.phase is Phase.PEEK:
             return self.peek_ends
         if self.phase is Phase.ROUND_OVER:
@@ -638,7 +764,8 @@ class Room:
         self._send(conn, self._welcome(index, token))
         self._publish([], [{"type": "joined", "seat": index, "name": name}])
 
-    def _resume(self, conn: Member, token: str) -> None:
+    def _claim_seat(self, conn: Member, token: str) -> Seat:
+        """The seat of ``token``, now on ``conn`` (an older connection of the same player is replaced)."""
         seat = next((s for s in self.seats if token_matches(token, s.token_hash)), None)
         if seat is None:
             raise RoomError(p.ProtocolCode.BAD_TOKEN)
@@ -653,9 +780,13 @@ class Room:
             self._hang_up(old, CLOSE_REPLACED, "replaced by a newer connection")
         conn.room = self
         seat.conn = conn
+        self.members[conn] = seat
+        return seat
+
+    def _resume(self, conn: Member, token: str) -> None:
+        seat = self._claim_seat(conn, token)
         seat.left = False
         seat.connected_at = datetime.now(UTC)
-        self.members[conn] = seat
         index = self.seats.index(seat)
         self._save_room()
         self._send(conn, self._welcome(index, None))
@@ -896,6 +1027,7 @@ class Room:
                 events.extend(game.apply(action))
                 self._log_action(Timed(game.round.now, action))
                 self._accepted.append(self._arrived)
+                self._movers.append(conn)
             except ValueError as exc:  # Rejected: nothing changed
                 rejected = getattr(exc, "code", RuleCode.NOT_YOUR_TURN)
         else:

@@ -28,6 +28,7 @@ from sqlalchemy import Connection, Engine, Table, bindparam, create_engine, dele
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect, make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -56,6 +57,8 @@ CHECKPOINT_HOLD_SECONDS = 0.015
 WAL_SIZE_LIMIT = 64 * 2**20
 #: How long a SQLite connection waits for another one's write lock.
 BUSY_SECONDS = 30.0
+#: How long opening a PostgreSQL connection may take before the database counts as unreachable.
+CONNECT_SECONDS = 5.0
 
 
 def _now() -> datetime:
@@ -499,6 +502,40 @@ def _skipped(item: _Submission) -> bool:
     return True
 
 
+def _tell(item: _Submission, error: BaseException | None) -> None:
+    """Tell a submission how its commit went; what its room does then must not stop the writer."""
+    try:
+        item.done(error)
+    except Exception:
+        log.exception("delivering after a commit failed")
+
+
+@dataclass(slots=True)
+class Outage:
+    """Commits fail: since when (monotonic seconds) and the last error, as an operator reads it."""
+
+    reason: str
+    since: float
+
+
+def describe(exc: BaseException) -> str:
+    """An error in one line (SQLAlchemy's texts add the statement and parameters: too long, and rows)."""
+    original = getattr(exc, "orig", None)
+    shown = original if isinstance(original, BaseException) else exc
+    text = str(shown).strip().splitlines()[0] if str(shown).strip() else ""
+    return f"{type(shown).__name__}: {text}"[:200] if text else type(shown).__name__
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database cannot be written at all (down, unreachable, full, locked, read-only),
+    rather than that these rows were refused (a constraint: a bug in one room's writes)."""
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated or isinstance(exc, OperationalError | InterfaceError):
+            return True
+        exc = exc.orig if isinstance(exc.orig, BaseException) else exc
+    return isinstance(exc, OSError | TimeoutError | sqlite3.OperationalError | sqlite3.InterfaceError)
+
+
 @dataclass(slots=True)
 class Timing:
     """How much the writer has done."""
@@ -615,7 +652,10 @@ class Store:
                 Path(self._sqlite_path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": BUSY_SECONDS}
         else:
+            # A connection the server dropped (a restart) is noticed when taken from the pool, not by a commit.
             kwargs["pool_pre_ping"] = True
+            # A server that does not answer at all (a host down) is an outage after seconds, not a minute.
+            kwargs["connect_args"] = {"timeout": CONNECT_SECONDS}
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # Writes to SQLite go through the plain sqlite3 driver, on the event loop: a group commit to a WAL
@@ -644,6 +684,9 @@ class Store:
         self.timing = Timing()
         self._written: Written = {}  # per room, as last committed
         self.on_commit: list[Any] = []  # callbacks(seconds, ops) for metrics
+        self.on_failure: list[Callable[[str], None]] = []  # callbacks(reason) for metrics, per failed commit
+        #: Set while commits fail: since when and why (``/healthz``).
+        self.outage: Outage | None = None
 
     async def start(self) -> None:
         if self._sync_engine is not None and self._raw is None:
@@ -726,19 +769,26 @@ class Store:
             try:
                 if ops:
                     await self._transaction(ops, self._written)
-            except Exception:
+            except Exception as exc:
                 self._written.clear()  # what it believed written may have been rolled back
-                log.exception("a group commit failed; writing its parts one by one")
+                self._failed(exc)
+                if unreachable(exc):
+                    # The database is down, full or locked: every part would fail the same way (each one
+                    # perhaps after a timeout). Their rooms are suspended and come back when it answers.
+                    for item in batch:
+                        _tell(item, exc)
+                    continue
+                log.warning("a group commit failed (%s); writing its parts one by one", describe(exc))
                 for item in batch:
                     if _skipped(item):
                         continue  # its room stopped at an earlier part's failure
                     try:
                         if item.ops:
                             await self._transaction(item.ops, {})
-                    except Exception as exc:
-                        item.done(exc)
+                    except Exception as part_exc:
+                        _tell(item, part_exc)
                     else:
-                        item.done(None)
+                        _tell(item, None)
                 continue
             if ops:
                 seconds = time.perf_counter() - start
@@ -746,11 +796,45 @@ class Store:
                 self.timing.ops += len(ops)
                 for callback in self.on_commit:
                     callback(seconds, len(ops))
+                self._answered()
             for item in batch:
-                try:
-                    item.done(None)
-                except Exception:
-                    log.exception("delivering after a commit failed")
+                _tell(item, None)
+
+    def _failed(self, exc: BaseException) -> None:
+        """A commit failed: the store is in an outage until one succeeds (``outage`` says since when and why)."""
+        reason = describe(exc)
+        if self.outage is None:
+            self.outage = Outage(reason, time.monotonic())
+            log.error("the database cannot be written: %s; rooms wait until it answers", reason)
+        else:
+            self.outage.reason = reason
+        for callback in self.on_failure:
+            callback(reason)
+
+    def _answered(self) -> None:
+        """A commit (or a probe) went through: the outage, if any, is over."""
+        outage, self.outage = self.outage, None
+        if outage is not None:
+            log.warning("the database answers again after %.1f s", time.monotonic() - outage.since)
+
+    async def probe(self) -> None:
+        """An empty write transaction (SQLite: its write lock is taken; PostgreSQL: a connection from the pool,
+        checked): raises if the database does not answer. Ends the outage if it does. (It writes nothing: a
+        full disk is only seen by the next commit.)"""
+        try:
+            async with self._writing:
+                fast = self._fast
+                if fast is not None:
+                    try:
+                        fast.dbapi.execute("BEGIN IMMEDIATE")
+                    finally:
+                        fast.dbapi.rollback()
+                else:
+                    await self._write([], {})
+        except Exception as exc:
+            self._failed(exc)
+            raise
+        self._answered()
 
     async def _checkpoint_loop(self) -> None:
         while True:
@@ -758,6 +842,8 @@ class Store:
             if self._since_checkpoint:
                 try:
                     await self.checkpoint()
+                except sqlite3.OperationalError as exc:  # a full disk, a lock held too long: no bug of ours
+                    log.warning("a WAL checkpoint failed (%s); the next one will try again", describe(exc))
                 except Exception:
                     log.exception("a WAL checkpoint failed; the next one will try again")
 
@@ -826,30 +912,39 @@ class Store:
         """Every room that was not closed, with its running game rebuilt as a record."""
         async with self.sessions() as session:
             rooms = (await session.scalars(select(RoomRow).where(RoomRow.closed_at.is_(None)))).all()
-            out: list[StoredRoom] = []
-            for room in rooms:
-                seats = (
-                    await session.scalars(select(SeatRow).where(SeatRow.room_id == room.id).order_by(SeatRow.position))
-                ).all()
-                stored = StoredRoom(
-                    room.id,
-                    room.code,
-                    room.link,
-                    room.phase,
-                    room.host,
-                    dict(room.options),
-                    [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
-                    updated_at=room.updated_at,
-                    v=room.v,
-                )
-                # The latest game: running, or just finished (a room at its game's end shows the result).
-                game = await session.scalar(
-                    select(GameRow).where(GameRow.room_id == room.id).order_by(GameRow.started_at.desc()).limit(1)
-                )
-                if game is not None:
-                    stored.game = await self._stored_game(session, game)
-                out.append(stored)
-            return out
+            return [await self._stored_room(session, room) for room in rooms]
+
+    async def load_room(self, room_id: str) -> StoredRoom | None:
+        """One room as the database has it (after its commit failed), or ``None`` if it was never written
+        or is closed."""
+        async with self.sessions() as session:
+            room = await session.get(RoomRow, room_id)
+            if room is None or room.closed_at is not None:
+                return None
+            return await self._stored_room(session, room)
+
+    async def _stored_room(self, session: AsyncSession, room: RoomRow) -> StoredRoom:
+        seats = (
+            await session.scalars(select(SeatRow).where(SeatRow.room_id == room.id).order_by(SeatRow.position))
+        ).all()
+        stored = StoredRoom(
+            room.id,
+            room.code,
+            room.link,
+            room.phase,
+            room.host,
+            dict(room.options),
+            [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
+            updated_at=room.updated_at,
+            v=room.v,
+        )
+        # The latest game: running, or just finished (a room at its game's end shows the result).
+        game = await session.scalar(
+            select(GameRow).where(GameRow.room_id == room.id).order_by(GameRow.started_at.desc()).limit(1)
+        )
+        if game is not None:
+            stored.game = await self._stored_game(session, game)
+        return stored
 
     async def _stored_game(self, session: AsyncSession, game: GameRow) -> StoredGame:
         document, rounds = await _game_document(session, game)

@@ -23,9 +23,12 @@ class ApiError(_Body):
 
 
 class Health(_Body):
-    status: Literal["ok"]
+    status: Literal["ok", "unavailable"] = Field(description="`ok` (200), or `unavailable` (503)")
     version: str
     rooms: int = Field(ge=0, description="rooms in memory (lobbies and games)")
+    reason: str | None = Field(
+        default=None, description="with `unavailable`: why (the database cannot be written, and how many rooms wait)"
+    )
 
 
 class RoomInfo(_Body):

@@ -114,8 +114,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     registry = Registry(settings, clock, store)
     metrics = Metrics(lambda: [room.phase for room in registry.rooms.values()])
     registry.observe_action = metrics.action_latency.observe
+    metrics.watch_outages(lambda: len(registry.suspended), registry.outage_seconds)
     if store is not None:
         store.on_commit.append(metrics.on_commit)
+        store.on_failure.append(metrics.on_commit_failure)
     collector = Collector()
     limiter = AddressLimiter(settings.lookup_burst, settings.lookup_per_minute)
     static_dir = _static_dir(settings.static_dir)
@@ -192,9 +194,18 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     async def metrics_route() -> Response:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    @app.get("/healthz", response_model=api.Health)
-    async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}
+    @app.get(
+        "/healthz",
+        response_model=api.Health,
+        responses={503: {"model": api.Health, "description": "The database cannot be written: `reason` says why"}},
+    )
+    async def healthz() -> JSONResponse:
+        """200 ``ok`` once started; 503 ``unavailable`` with the reason while the database cannot be written."""
+        body: dict[str, Any] = {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}
+        problem = registry.problem()
+        if problem is None:
+            return JSONResponse(body)
+        return JSONResponse({**body, "status": "unavailable", "reason": problem}, status_code=503)
 
     def find_room(request: Request, code: str) -> Any:
         if not limiter.allow(client_address(request)):

@@ -44,6 +44,24 @@ class _Frames(Collector):
         yield CounterMetricFamily("crisp_messages_out", "WebSocket frames sent", value=self.sent)
 
 
+class _Outages(Collector):
+    """Rooms waiting for the database now, and the seconds spent with some waiting (read when scraped)."""
+
+    def __init__(self, suspended: Callable[[], int], seconds: Callable[[], float]) -> None:
+        self._suspended = suspended
+        self._seconds = seconds
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "crisp_rooms_suspended", "Rooms waiting for the database after a failed commit", value=self._suspended()
+        )
+        yield CounterMetricFamily(
+            "crisp_db_suspended_seconds",
+            "Seconds spent with rooms waiting for the database (commits failing, or rooms coming back)",
+            value=self._seconds(),
+        )
+
+
 class Metrics:
     def __init__(self, phases: Callable[[], list[Phase]]) -> None:
         self.registry = CollectorRegistry()
@@ -69,6 +87,16 @@ class Metrics:
             "crisp_db_commit_seconds", "Duration of one group commit", buckets=LATENCY_BUCKETS, registry=self.registry
         )
         self.db_ops = Counter("crisp_db_operations", "Operations written to the database", registry=self.registry)
+        self.db_failures = Counter(
+            "crisp_db_commit_failures", "Commits that failed (each one a try)", registry=self.registry
+        )
+
+    def watch_outages(self, suspended: Callable[[], int], seconds: Callable[[], float]) -> None:
+        """Report the rooms waiting for the database and the time spent waiting (from the registry)."""
+        self.registry.register(_Outages(suspended, seconds))
+
+    def on_commit_failure(self, _reason: str) -> None:
+        self.db_failures.inc()
 
     def received(self) -> None:
         self.frames.received += 1

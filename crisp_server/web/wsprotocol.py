@@ -40,6 +40,8 @@ from websockets.protocol import OPEN
 _TEXT: Final = 0x81
 #: A text frame that is not UTF-8 (RFC 6455 "invalid frame payload data").
 CLOSE_NOT_UTF8: Final = 1007
+#: What uvicorn closes with when a keepalive ping goes unanswered (the socket is reset right after).
+CLOSE_KEEPALIVE_LOST: Final = 1011
 #: The kernel's send buffer of a WebSocket (Linux doubles it for its own bookkeeping). Untouched, it grows
 #: to megabytes for a peer that stops reading; this is dozens of updates, plenty for a phone far away.
 SEND_BUFFER: Final = 64 * 1024
@@ -114,7 +116,11 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
         """The peer did not answer a ping in time: uvicorn sends 1011 and closes, which waits for a buffer
         that will not drain; the socket is aborted instead (the close frame is only a courtesy)."""
         super().keepalive_timeout()
-        log.info("closing a connection whose keepalive ping went unanswered (1011)", extra={"client": self.peer})
+        log.info(
+            "closing a connection whose keepalive ping went unanswered (%d)",
+            CLOSE_KEEPALIVE_LOST,
+            extra={"client": self.peer},
+        )
         self.abort()
 
     async def send(self, message: ASGISendEvent) -> None:

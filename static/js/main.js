@@ -68,6 +68,11 @@ function onMessage(msg) {
     case "restarting":
       toast(t("restarting"));
       break;
+    case "unavailable":
+      // The server cannot save right now: the table stays as it was, and the next update says it is back.
+      app.unavailable = msg.message;
+      render();
+      break;
     default:
       break;
   }
@@ -134,6 +139,7 @@ function goHome() {
 function onState(msg) {
   const before = app.state;
   app.state = msg;
+  app.unavailable = null; // nothing is published while the room is unavailable: a state means it is back
   app.receivedAt = performance.now();
   const phase = msg.room.phase;
   if (!before || before.room.phase !== phase) {
@@ -265,8 +271,9 @@ async function loadGoneGames(session) {
 
 function renderStatus() {
   const s = app.status;
-  const show = app.screen === "room" && (s === "reconnecting" || s === "connecting");
-  statusBar.textContent = show ? t(s) : "";
+  const offline = s === "reconnecting" || s === "connecting";
+  const show = app.screen === "room" && (offline || Boolean(app.unavailable));
+  statusBar.textContent = show ? (offline ? t(s) : app.unavailable) : "";
   statusBar.classList.toggle("show", show);
   document.body.classList.toggle("offline", show);
 }
@@ -274,8 +281,9 @@ function renderStatus() {
 function render() {
   const focusKey = document.activeElement?.dataset?.key;
   root.replaceChildren(screen());
-  if (app.screen === "room" && app.status !== "online") {
-    // Nothing sent now would arrive: every control that talks to the server waits for the connection.
+  if (app.screen === "room" && (app.status !== "online" || app.unavailable)) {
+    // Nothing sent now would arrive (or be accepted, while the server cannot save): every control that
+    // talks to the server waits for the connection and the room.
     for (const el of root.querySelectorAll("button:not([data-local]), select")) el.disabled = true;
   }
   document.title = app.state?.room ? `Crisp · ${app.state.room.code}` : "Crisp";

@@ -22,6 +22,7 @@ export const app = {
   reactions: [], // {seat, emoji, until}
   fair: {}, // round -> "checking" | "ok" | "fail"
   notice: null,
+  unavailable: null, // the server's text while the room cannot save (an "unavailable" message), else null
   joinCode: codeFromPath(),
   roomInfo: null,
   busy: false,

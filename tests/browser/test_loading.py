@@ -33,7 +33,7 @@ const follow = () => {
 };
 requestAnimationFrame(follow);
 """
-HASHED = re.compile(r"/(js|css)/[\w-]+\.[0-9a-f]{10}\.(js|css)$")
+HASHED = re.compile(r"/(js|css)/([\w-]+/)*[\w-]+\.[0-9a-f]{10}\.(js|css)$")
 
 
 @pytest.fixture

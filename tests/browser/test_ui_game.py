@@ -146,7 +146,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ana.page.locator('[data-key="slot-left"]')).to_have_attribute("aria-label", "Your left card")
 
         # -- Ben: a King, then a Queen and a Jack in the extra moves, then Crisp ---------------------------
-        expect(ben.page.locator(".prompt-text")).to_have_text("Du bist dran: zieh eine Karte")
+        expect(ben.page.locator(".prompt-text")).to_have_text("Du bist dran: Zieh eine Karte")
         ben.shot("my-turn", axe)
         ben.click("act-draw")
         expect(ben.page.locator(".drawn-card")).to_contain_text("Pik König")
@@ -157,7 +157,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ben.click("slot-middle")
         # The Queen's second step keeps the card Ben picked in sight, in words and on the card.
         expect(ben.page.locator('[data-key="slot-middle"]')).to_have_class(re.compile(r"\bpicked\b"))
-        expect(ben.page.locator(".prompt-text")).to_contain_text("deine mittlere Karte ist gewählt")
+        expect(ben.page.locator(".prompt-text")).to_contain_text("Deine mittlere Karte ist gewählt")
         ben.shot("queen", axe)
         ben.click("target-2-right")  # Cem's right card for Ben's middle: blind
         # Cem's new right card (Ben's 3 of spades) is shown to Cem for a moment; Ben sees nothing new.
