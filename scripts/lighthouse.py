@@ -30,10 +30,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from crisp_server.client import CrispClient
 
-from crisp_server.client import CrispClient  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 CHROME_FLAGS = "--headless=new --no-sandbox --disable-gpu"
