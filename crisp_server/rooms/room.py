@@ -58,7 +58,7 @@ from crisp_server.engine import (
 from crisp_server.engine import Code as RuleCode
 from crisp_server.engine.views import private_view, table_view
 from crisp_server.settings import Settings
-from crisp_server.store.store import (
+from crisp_server.store.operations import (
     AddResume,
     AppendAction,
     CloseRoom,
@@ -70,9 +70,9 @@ from crisp_server.store.store import (
     SetClock,
     StartGame,
     StartRound,
-    Store,
-    StoredRoom,
 )
+from crisp_server.store.reads import StoredRoom
+from crisp_server.store.store import Store
 
 from .clock import Clock, TimerHandle
 from .tokens import hash_token, new_token, shuffle, token_matches

@@ -14,7 +14,7 @@ from crisp_server import protocol as p
 from crisp_server.rooms.clock import ManualClock
 from crisp_server.rooms.room import Inbound, Room
 from crisp_server.settings import Settings
-from crisp_server.store.store import Op, ReserveVersion, SaveRoom
+from crisp_server.store.operations import Op, ReserveVersion, SaveRoom
 
 Done = Callable[[BaseException | None], None]
 
