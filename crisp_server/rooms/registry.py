@@ -13,7 +13,9 @@ from crisp_server.store.reads import StoredRoom
 from crisp_server.store.store import Store
 
 from .clock import Clock
-from .room import Abandon, Expire, Phase, Room, Shutdown
+from .messages import Abandon, Expire, Shutdown
+from .phase import Phase
+from .room import Room
 from .tokens import new_room_code
 
 log = logging.getLogger("crisp.rooms")

@@ -12,7 +12,8 @@ from fastapi import WebSocket
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crisp_server import protocol as p
-from crisp_server.rooms.room import Detach, Inbound, TokenBucket, clean_name
+from crisp_server.rooms.messages import Detach, Inbound
+from crisp_server.rooms.seats import TokenBucket, clean_name
 from crisp_server.rooms.tokens import is_room_code, normalize_code
 from crisp_server.web.connection import Connection
 from crisp_server.web.services import Services, client_address, now_ms

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from crisp_server.collector import Collector
 from crisp_server.rooms.clock import Clock
 from crisp_server.rooms.registry import Registry
-from crisp_server.rooms.room import TokenBucket
+from crisp_server.rooms.seats import TokenBucket
 from crisp_server.settings import Settings
 from crisp_server.store.store import Store
 from crisp_server.web.assets import StaticClient

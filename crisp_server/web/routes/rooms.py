@@ -9,7 +9,8 @@ import segno
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
-from crisp_server.rooms.room import Phase, Room
+from crisp_server.rooms.phase import Phase
+from crisp_server.rooms.room import Room
 from crisp_server.rooms.tokens import normalize_code
 from crisp_server.web import api
 from crisp_server.web.services import Services, ServicesDep, client_address
