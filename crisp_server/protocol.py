@@ -2,7 +2,7 @@
 
 Inbound messages are validated as one pydantic discriminated union; anything else is answered with
 ``{"type": "error", "code": "bad_message", ...}`` and the connection stays open. Outbound messages are
-built by the rooms from the engine's views (``crisp_server.rooms.room``); this module only names
+built by the rooms from the engine's views (``crisp_server.rooms.publishing``); this module only names
 their error codes and texts. ``crisp_server.schema`` describes both directions as a JSON Schema.
 """
 

@@ -1,7 +1,7 @@
 """The wire protocol as a JSON Schema: every message a client sends and every message the server sends.
 
 Inbound messages are the pydantic models the server parses with (``crisp_server.protocol``). Outbound
-messages are built as plain dicts and encoded with orjson on the hot path (``crisp_server.rooms.room``,
+messages are built as plain dicts and encoded with orjson on the hot path (``crisp_server.rooms.publishing``,
 ``crisp_server.engine.events`` and ``views``); the models here describe them exactly, field by field, for
 the document (``docs/protocol.schema.json``, written by ``python -m crisp_server schema``) and for the
 tests, which validate every frame their clients receive against them (``validate_outbound``). Nothing on

@@ -8,10 +8,14 @@ import time
 from collections.abc import Callable
 
 from crisp_server.settings import Settings
-from crisp_server.store.store import Store, StoredRoom, describe
+from crisp_server.store.outage import describe
+from crisp_server.store.reads import StoredRoom
+from crisp_server.store.store import Store
 
 from .clock import Clock
-from .room import Abandon, Expire, Phase, Room, Shutdown
+from .messages import Abandon, Expire, Shutdown
+from .phase import Phase
+from .room import Room
 from .tokens import new_room_code
 
 log = logging.getLogger("crisp.rooms")

@@ -52,7 +52,7 @@ def _resume(coro: Coroutine[Any, Any, None], yielded: Any) -> Generator[Any, Any
 
 
 class Connection:
-    """Implements ``crisp_server.rooms.room.Member`` over an ASGI WebSocket ``send``."""
+    """Implements ``crisp_server.rooms.driver.SeatDriver`` over an ASGI WebSocket ``send``."""
 
     def __init__(self, send: Send, max_queue: int, client: str, on_send: Callable[[], None] | None = None) -> None:
         self._asgi_send = send

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from crisp_server.client import ProtocolError
-from crisp_server.rooms import room as room_module
+from crisp_server.rooms import publishing as room_module
 from tests.openapi import assert_documented
 from tests.web.harness import running_server
 

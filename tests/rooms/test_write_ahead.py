@@ -12,9 +12,10 @@ import orjson
 
 from crisp_server import protocol as p
 from crisp_server.rooms.clock import ManualClock
-from crisp_server.rooms.room import Inbound, Room
+from crisp_server.rooms.messages import Inbound
+from crisp_server.rooms.room import Room
 from crisp_server.settings import Settings
-from crisp_server.store.store import Op, ReserveVersion, SaveRoom
+from crisp_server.store.operations import Op, ReserveVersion, SaveRoom
 
 Done = Callable[[BaseException | None], None]
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from crisp_server.store.store import Op, SaveRoom, Written, describe, unreachable
+from crisp_server.store.operations import Op, SaveRoom, Written
+from crisp_server.store.outage import describe, unreachable
 from tests.store.test_sqlite_fast import OPTIONS, _seats, _started
 
 
@@ -26,7 +27,7 @@ def _room(i: int, phase: str = "lobby") -> SaveRoom:
 async def test_a_locked_database_fails_the_whole_group_once_and_the_store_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("crisp_server.store.store.BUSY_SECONDS", 0.2)
+    monkeypatch.setattr("crisp_server.store.sqlite_fast.BUSY_SECONDS", 0.2)
     path = tmp_path / "locked.db"
     store = await _started(path)
     writes: list[int] = []

@@ -22,8 +22,7 @@ from crisp_server.engine import Timed
 from crisp_server.engine.actions import CallCrisp, Discard, Draw, Source, Swap
 from crisp_server.engine.cards import Slot
 from crisp_server.store.migrate import upgrade
-from crisp_server.store.store import (
-    _ROUND_INSERT,
+from crisp_server.store.operations import (
     AppendAction,
     CloseRoom,
     FinishGame,
@@ -33,12 +32,11 @@ from crisp_server.store.store import (
     SetClock,
     StartGame,
     StartRound,
-    Store,
     Written,
-    _apply_all,
-    _Core,
-    _Sqlite,
 )
+from crisp_server.store.sqlite_fast import _Sqlite
+from crisp_server.store.store import Store
+from crisp_server.store.writes import _ROUND_INSERT, _apply_all, _Core
 
 TABLES = ("rooms", "seats", "games", "rounds", "actions", "results")
 OPTIONS = {"score_limit": 50, "turn_seconds": 30, "discard_draw": True}
@@ -231,7 +229,7 @@ async def test_a_slow_second_pass_holds_commits_back_only_briefly(
 ) -> None:
     """The second pass ends with an fsync, which a busy disk can stretch to hundreds of milliseconds: commits
     wait for it only ``CHECKPOINT_HOLD_SECONDS``, then go on while it finishes."""
-    monkeypatch.setattr("crisp_server.store.store.CHECKPOINT_HOLD_SECONDS", 0.05)
+    monkeypatch.setattr("crisp_server.store.checkpoints.CHECKPOINT_HOLD_SECONDS", 0.05)
     store = await _started(tmp_path / "s.db")
     passes = 0
     second_started, disk_done = threading.Event(), threading.Event()
@@ -329,7 +327,7 @@ async def test_a_checkpoint_cancelled_mid_copy_leaves_the_next_a_working_process
 async def test_a_wal_file_grown_large_is_cut_back_when_the_wal_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("crisp_server.store.store.WAL_SIZE_LIMIT", 100_000)
+    monkeypatch.setattr("crisp_server.store.sqlite_fast.WAL_SIZE_LIMIT", 100_000)
     store = await _started(tmp_path / "l.db")
     wal = tmp_path / "l.db-wal"
     names = tuple(f"{'x' * 70}{i}" for i in range(8))
@@ -367,7 +365,7 @@ async def test_the_retention_purge_and_group_commits_take_turns(
     """The purge writes through aiosqlite while group commits run on the event loop: a commit that met the
     purge's write lock would wait with the loop stopped, and the purge could never finish (until SQLite's
     busy timeout failed the commit)."""
-    monkeypatch.setattr("crisp_server.store.store.BUSY_SECONDS", 0.5)
+    monkeypatch.setattr("crisp_server.store.sqlite_fast.BUSY_SECONDS", 0.5)
     store = await _started(tmp_path / "p.db")
     stop = asyncio.Event()
 

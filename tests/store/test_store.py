@@ -14,7 +14,7 @@ from crisp_server.engine import Options, record_to_dict, replay
 from crisp_server.simulate import play_random_game
 from crisp_server.store.migrate import check, downgrade, upgrade
 from crisp_server.store.models import GameRow, RoomRow
-from crisp_server.store.store import (
+from crisp_server.store.operations import (
     AppendAction,
     CloseRoom,
     FinishGame,
@@ -24,8 +24,8 @@ from crisp_server.store.store import (
     SetClock,
     StartGame,
     StartRound,
-    Store,
 )
+from crisp_server.store.store import Store
 
 
 async def test_migrations_upgrade_downgrade_upgrade_and_no_drift(database_url: str) -> None:

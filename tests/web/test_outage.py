@@ -21,7 +21,8 @@ import httpx
 import pytest
 
 from crisp_server.client import CrispClient
-from crisp_server.store.store import Op, Store, Written
+from crisp_server.store.operations import Op, Written
+from crisp_server.store.store import Store
 from tests.web.harness import Harness, running_server
 from tests.web.test_metrics import _scrape
 

@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from crisp_server.settings import Settings
-from crisp_server.web.app import DEFAULT_STATIC, create_app
+from crisp_server.web.app import create_app
 from crisp_server.web.assets import IMMUTABLE, StaticClient
+from crisp_server.web.services import DEFAULT_STATIC
 
 Headers = dict[str, str]
 GZIP = {"Accept-Encoding": "gzip"}
