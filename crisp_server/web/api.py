@@ -57,6 +57,11 @@ def _error(description: str) -> dict[str, Any]:
     return {"model": ApiError, "description": description}
 
 
+def _body(description: str, media_type: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A successful answer that is not a JSON model: its description, content type and schema."""
+    return {"description": description, "content": {media_type: {"schema": schema or {"type": "string"}}}}
+
+
 #: The answers of a route that looks a room up by its code (rate-limited per client address).
 ROOM_LOOKUP: Final[dict[int | str, dict[str, Any]]] = {
     404: _error("There is no open room with that code."),
@@ -64,33 +69,25 @@ ROOM_LOOKUP: Final[dict[int | str, dict[str, Any]]] = {
 }
 
 QR_SVG: Final[dict[int | str, dict[str, Any]]] = {
-    200: {
-        "description": "The QR code of the room's join link, a standalone SVG document.",
-        "content": {"image/svg+xml": {"schema": {"type": "string"}}},
-    },
+    200: _body("The QR code of the room's join link, a standalone SVG document.", "image/svg+xml"),
     **ROOM_LOOKUP,
 }
 
 GAME_RECORD: Final[dict[int | str, dict[str, Any]]] = {
-    200: {
-        "description": "The game's crisp-record/1 document (docs/record-format.md), as a download.",
-        "content": {"application/json": {"schema": {"type": "object", "additionalProperties": True}}},
-    },
+    200: _body(
+        "The game's crisp-record/1 document (docs/record-format.md), as a download.",
+        "application/json",
+        {"type": "object", "additionalProperties": True},
+    ),
     403: _error("The bearer token is missing or is not one of the game's seats."),
     404: _error("There is no game with that id."),
     409: _error("The game is still running: its record is served once it ends."),
 }
 
 METRICS: Final[dict[int | str, dict[str, Any]]] = {
-    200: {
-        "description": "Prometheus text exposition format 0.0.4.",
-        "content": {"text/plain": {"schema": {"type": "string"}}},
-    },
+    200: _body("Prometheus text exposition format 0.0.4.", "text/plain"),
 }
 
 JOIN_PAGE: Final[dict[int | str, dict[str, Any]]] = {
-    200: {
-        "description": "The web client, which opens the join screen for that room.",
-        "content": {"text/html": {"schema": {"type": "string"}}},
-    },
+    200: _body("The web client, which opens the join screen for that room.", "text/html"),
 }
