@@ -1,4 +1,4 @@
-"""The command line: ``serve`` (the default), ``replay``, ``migrate``, ``loadtest``, ``bench`` and ``arena``."""
+"""The command line: ``serve`` (the default), ``replay``, ``migrate``, ``loadtest``, ``bench``, ``schema`` and ``arena``."""
 
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay.add_argument("files", nargs="+", metavar="FILE")
 
     sub.add_parser("migrate", help="apply the database migrations (the server also does it when it starts)")
+
+    sub.add_parser("schema", help="print the JSON Schema of every WebSocket message (docs/protocol.schema.json)")
 
     p_load = sub.add_parser("loadtest", help="play many rooms of bots against a running server and print figures")
     p_load.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default http://127.0.0.1:8000)")
@@ -143,6 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sqlalchemy.engine import make_url
 
         print(f"migrations applied: {make_url(url).render_as_string(hide_password=True)}")
+        return 0
+    if args.command == "schema":
+        from .schema import json_schema
+
+        print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
         return 0
     if args.command == "loadtest":
         import uvloop

@@ -7,6 +7,8 @@
 
 The client keeps the latest state it was sent (``state``), every message in order (``messages``), the
 errors (``errors``), and notices gaps in the room version (it asks for a snapshot, as a client must).
+The tests set ``CrispClient.inspect`` to check every frame a client receives against the protocol's JSON
+Schema (``crisp_server.schema``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 from websockets.asyncio.client import ClientConnection
@@ -32,6 +34,9 @@ class ProtocolError(Exception):
 
 
 class CrispClient:
+    #: Called with every frame received, before it is decoded (the tests validate it; see the module's doc).
+    inspect: ClassVar[Callable[[str | bytes], None] | None] = None
+
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
         self.messages: list[dict[str, Any]] = []
@@ -62,6 +67,8 @@ class CrispClient:
     async def _read(self) -> None:
         try:
             async for frame in self.ws:
+                if CrispClient.inspect is not None:
+                    CrispClient.inspect(frame)
                 message = orjson.loads(frame)
                 await self._take(message)
         except ConnectionClosed as exc:

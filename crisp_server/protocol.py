@@ -2,14 +2,14 @@
 
 Inbound messages are validated as one pydantic discriminated union; anything else is answered with
 ``{"type": "error", "code": "bad_message", ...}`` and the connection stays open. Outbound messages are
-built by the rooms from the engine's views (``crisp_server.rooms.room``); this module only names
-their error codes and texts.
+built by the rooms from the engine's views (``crisp_server.rooms.publishing``); this module only names
+their error codes and texts. ``crisp_server.schema`` describes both directions as a JSON Schema.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal, cast
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
@@ -25,7 +25,8 @@ REACTIONS: Final = ("👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "�
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    # Fields a message does not define are ignored (docs/protocol.md); ``draw``'s ``from`` has no other name.
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class Create(_In):
@@ -162,7 +163,8 @@ Inbound = Annotated[
 ENTRY_MESSAGES: Final = (Create, Join, Resume, Watch)
 ACTION_MESSAGES: Final = (DrawMsg, SwapMsg, DiscardMsg, JackMsg, QueenMsg, KingMsg, CrispMsg)
 
-_ADAPTER: Final[TypeAdapter[Inbound]] = TypeAdapter(Inbound)
+# Through Any: mypy's incremental cache sometimes loses that the annotated union is a type (a false arg-type).
+_ADAPTER: Final[TypeAdapter[Inbound]] = TypeAdapter(cast(Any, Inbound))
 
 
 class ProtocolCode(Enum):
@@ -186,6 +188,7 @@ class ProtocolCode(Enum):
     NO_SUCH_SEAT = "no_such_seat"
     NOT_WATCHABLE = "not_watchable"
     BAD_REACTION = "bad_reaction"
+    UNAVAILABLE = "unavailable"
 
 
 _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
@@ -208,6 +211,8 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.NO_SUCH_SEAT: "There is no such seat.",
         ProtocolCode.NOT_WATCHABLE: "The game has not started yet: join it instead.",
         ProtocolCode.BAD_REACTION: "That reaction is not available.",
+        ProtocolCode.UNAVAILABLE: "The server cannot save the game right now: that was not done. Try again when "
+        "the game goes on.",
     },
     "de": {
         ProtocolCode.BAD_MESSAGE: "Der Server hat diese Nachricht nicht verstanden.",
@@ -228,6 +233,8 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.NO_SUCH_SEAT: "Diesen Platz gibt es nicht.",
         ProtocolCode.NOT_WATCHABLE: "Das Spiel hat noch nicht begonnen: tritt lieber bei.",
         ProtocolCode.BAD_REACTION: "Diese Reaktion gibt es nicht.",
+        ProtocolCode.UNAVAILABLE: "Der Server kann das Spiel gerade nicht speichern: das ist nicht geschehen. "
+        "Versuch es wieder, wenn das Spiel weitergeht.",
     },
 }
 
@@ -246,6 +253,34 @@ def error_message(v: int, code: ErrorCode, lang: str = "en", detail: str | None 
     if detail:
         body["detail"] = detail
     return orjson.dumps(body)
+
+
+def pong_message(v: int) -> bytes:
+    """The answer to ``ping``: any time, also before joining (``v`` is then 0)."""
+    return orjson.dumps({"type": "pong", "v": v})
+
+
+class Unavailable(BaseModel):
+    """Outbound: the room's changes cannot be saved (the database is down, full or locked). The room stays
+    as it was last saved, refuses what would change it (error ``unavailable``) and goes on by itself when
+    the database answers: an ``update`` with the room event ``{"type": "available"}`` carries the state."""
+
+    type: Literal["unavailable"] = "unavailable"
+    v: int
+    reason: Literal["database"] = "database"
+    message: str
+
+
+_UNAVAILABLE_TEXTS: Final = {
+    "en": "The server cannot save the game right now. It goes on by itself as soon as it can: stay here.",
+    "de": "Der Server kann das Spiel gerade nicht speichern. Es geht von selbst weiter, sobald er kann: bleib hier.",
+}
+
+
+def unavailable_message(v: int, lang: str = "en") -> bytes:
+    """``{"type": "unavailable", "v", "reason": "database", "message"}`` (see ``Unavailable``)."""
+    text = _UNAVAILABLE_TEXTS.get(lang, _UNAVAILABLE_TEXTS["en"])
+    return orjson.dumps(Unavailable(v=v, message=text).model_dump())
 
 
 class BadMessage(ValueError):

@@ -12,7 +12,7 @@ import uvloop
 from crisp_server.logs import configure
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
-from crisp_server.web.wsprotocol import CrispWebSocket
+from crisp_server.web.wsprotocol import websocket_protocol
 
 log = logging.getLogger("crisp.server")
 
@@ -38,7 +38,9 @@ def serve(settings: Settings) -> int:
         port=settings.port,
         workers=1,
         http="httptools",
-        ws=CrispWebSocket,
+        ws=websocket_protocol(settings.close_timeout_seconds),
+        ws_ping_interval=settings.ping_seconds,
+        ws_ping_timeout=settings.ping_timeout_seconds,
         ws_max_size=max(65536, settings.max_message_bytes * 4),  # larger frames: the app answers too_large
         ws_per_message_deflate=False,  # measured cost, little gain for small JSON frames (issue 7)
         proxy_headers=settings.proxy_headers,

@@ -23,6 +23,9 @@ class Settings(BaseSettings):
     #: Extra origins (``scheme://host[:port]``) whose pages may open a WebSocket; the server's own origin
     #: is always allowed.
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    #: Host names (``name``, ``name:port``, ``*.example.org``, or ``*`` for any) the server answers to besides
+    #: ``public_url``'s host, or without it the machine's names and addresses; loopback always passes.
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: Trust ``X-Forwarded-*`` headers from these addresses (comma-separated, or ``*``): behind a proxy.
     forwarded_allow_ips: str = "127.0.0.1"
     proxy_headers: bool = False
@@ -47,6 +50,12 @@ class Settings(BaseSettings):
     lookup_per_minute: float = Field(default=30.0, gt=0)
     #: Messages waiting for one slow connection before the server drops it (it can resume).
     send_queue: int = Field(default=256, ge=8)
+    #: Keepalive: each connection is pinged this often; one that does not answer within the timeout is
+    #: dropped (a phone gone without a word, or one that stopped reading).
+    ping_seconds: float = Field(default=20.0, gt=0)
+    ping_timeout_seconds: float = Field(default=20.0, gt=0)
+    #: A closing connection that has not completed the closing handshake after this long is aborted.
+    close_timeout_seconds: float = Field(default=5.0, gt=0)
     #: Reactions: this many in a burst per player, then one per ``reaction_seconds``.
     reaction_burst: int = Field(default=3, ge=1)
     reaction_seconds: float = Field(default=2.0, gt=0)
@@ -57,6 +66,8 @@ class Settings(BaseSettings):
     database_url: str | None = None
     #: Lobbies nobody touched for this long are closed; finished games are kept this long.
     idle_lobby_hours: float = Field(default=24.0, gt=0)
+    #: A game no player has been connected to for this long is closed unfinished (its record is kept).
+    idle_game_hours: float = Field(default=24.0, gt=0)
     keep_finished_days: float = Field(default=30.0, gt=0)
     #: The web client; default: ``static/`` beside the package (a source checkout) or in the working folder.
     static_dir: Path | None = None
@@ -85,6 +96,14 @@ class Settings(BaseSettings):
             value = value.split(",")
         if isinstance(value, list):
             return [str(v).strip().rstrip("/").lower() for v in value if str(v).strip()]
+        return value
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        # From the environment as "crisp.example.org,*.lan.example,10.0.0.5:8000".
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
         return value
 
     @field_validator("public_url")

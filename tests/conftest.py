@@ -1,11 +1,17 @@
-"""Shared test settings, and CI's rule that nothing is skipped."""
+"""Shared test settings, CI's rule that nothing is skipped, and every frame a test's client receives checked
+against the protocol's JSON Schema."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+from pydantic import ValidationError
+
+from crisp_server.client import CrispClient
+from crisp_server.schema import validate_outbound
 
 #: CI=true (as .ci/run is called): every service and browser the tests need is there, so a skip hides a break.
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -26,3 +32,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(f"CI=true: {skipped} test(s) skipped; under CI every test must run", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def schema_violations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every frame a ``CrispClient`` receives in a test is validated against ``crisp_server.schema``; a test
+    in which the server sent one the schema does not allow fails (at teardown, with the frame and why).
+    A test that breaks the protocol on purpose takes the list and empties it."""
+    violations: list[str] = []
+
+    def inspect(frame: str | bytes) -> None:
+        try:
+            validate_outbound(frame)
+        except ValidationError as exc:
+            text = frame if isinstance(frame, str) else frame.decode(errors="replace")
+            violations.append(f"{exc}\nin the frame: {text[:3000]}")
+
+    monkeypatch.setattr(CrispClient, "inspect", inspect)
+    yield violations
+    assert not violations, f"{len(violations)} frame(s) outside the protocol's JSON Schema:\n" + "\n\n".join(
+        violations[:3]
+    )

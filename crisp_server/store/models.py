@@ -21,6 +21,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -58,6 +59,9 @@ class RoomRow(Base):
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     closed_at: Mapped[datetime | None] = mapped_column(default=None)
+    #: No version ``v`` the room published is above this: it is reserved ahead, a block at a time, in the
+    #: commit that carries the first message past it. A room rebuilt after a restart goes on above it.
+    v: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
     __table_args__ = (Index("ix_rooms_open", "closed_at"),)
 
@@ -85,6 +89,8 @@ class GameRow(Base):
     first_dealer: Mapped[int] = mapped_column(Integer)
     started_at: Mapped[datetime]
     finished_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+    #: Closed unfinished, after nobody was connected for ``CRISP_IDLE_GAME_HOURS`` (``finished_at`` is then).
+    abandoned: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class RoundRow(Base):

@@ -7,7 +7,7 @@ frame goes out on the spot: written straight to the socket when the server's pro
 uvicorn completes without suspending unless the socket's write buffer is full (flow control). If it does
 suspend, the relay task takes over that frame and everything queued after it, in order. A phone that
 stops reading is dropped when its queue is full (it resumes with its token and a snapshot) instead of
-slowing its table down.
+slowing its table down: its socket closes at once, and is aborted if it does not finish closing soon.
 """
 
 from __future__ import annotations
@@ -52,14 +52,15 @@ def _resume(coro: Coroutine[Any, Any, None], yielded: Any) -> Generator[Any, Any
 
 
 class Connection:
-    """Implements ``crisp_server.rooms.room.Member`` over an ASGI WebSocket ``send``."""
+    """Implements ``crisp_server.rooms.driver.SeatDriver`` over an ASGI WebSocket ``send``."""
 
     def __init__(self, send: Send, max_queue: int, client: str, on_send: Callable[[], None] | None = None) -> None:
         self._asgi_send = send
         # The server protocol's direct text path, if the ASGI send is a method of one that has it.
-        self._send_text_now: Callable[[bytes], bool] | None = getattr(
-            getattr(send, "__self__", None), "send_text_now", None
-        )
+        protocol = getattr(send, "__self__", None)
+        self._send_text_now: Callable[[bytes], bool] | None = getattr(protocol, "send_text_now", None)
+        # And its way to close at once, though its buffer is full (the ASGI send would wait for it to drain).
+        self._close_now: Callable[[int, str], None] | None = getattr(protocol, "close_now", None)
         self._on_send = on_send
         self.client = client
         self.lang = "en"
@@ -87,9 +88,14 @@ class Connection:
             self._send_now(data)
             return
         if len(self._queue) >= self._max:
-            log.info("dropping a connection that does not keep up", extra={"client": self.client})
+            log.info("dropping a connection that does not keep up (1013)", extra={"client": self.client})
             self._queue.clear()
-            self.close(CLOSE_TOO_SLOW, "too slow")
+            if self._close_now is not None:
+                # Not behind the frame that waits for the full socket: the peer may never read again.
+                self._closing = True
+                self._close_now(CLOSE_TOO_SLOW, "too slow")
+            else:
+                self.close(CLOSE_TOO_SLOW, "too slow")
             return
         self._queue.append(data)
         self._wake.set()

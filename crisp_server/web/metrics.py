@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Proc
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from crisp_server.rooms.room import Phase
+from crisp_server.rooms.phase import Phase
 
 #: Action-to-publish: from the frame's arrival to the views handed to the connections (commit included).
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
@@ -44,6 +44,24 @@ class _Frames(Collector):
         yield CounterMetricFamily("crisp_messages_out", "WebSocket frames sent", value=self.sent)
 
 
+class _Outages(Collector):
+    """Rooms waiting for the database now, and the seconds spent with some waiting (read when scraped)."""
+
+    def __init__(self, suspended: Callable[[], int], seconds: Callable[[], float]) -> None:
+        self._suspended = suspended
+        self._seconds = seconds
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "crisp_rooms_suspended", "Rooms waiting for the database after a failed commit", value=self._suspended()
+        )
+        yield CounterMetricFamily(
+            "crisp_db_suspended_seconds",
+            "Seconds spent with rooms waiting for the database (commits failing, or rooms coming back)",
+            value=self._seconds(),
+        )
+
+
 class Metrics:
     def __init__(self, phases: Callable[[], list[Phase]]) -> None:
         self.registry = CollectorRegistry()
@@ -54,7 +72,10 @@ class Metrics:
         self.frames = _Frames()
         self.registry.register(self.frames)
         self.refused = Counter(
-            "crisp_messages_refused", "Frames refused (too large, bad, rate-limited)", ["code"], registry=self.registry
+            "crisp_messages_refused",
+            "Frames refused (too large, bad, rate-limited, binary)",
+            ["code"],
+            registry=self.registry,
         )
         self.action_latency = Histogram(
             "crisp_action_publish_seconds",
@@ -66,6 +87,16 @@ class Metrics:
             "crisp_db_commit_seconds", "Duration of one group commit", buckets=LATENCY_BUCKETS, registry=self.registry
         )
         self.db_ops = Counter("crisp_db_operations", "Operations written to the database", registry=self.registry)
+        self.db_failures = Counter(
+            "crisp_db_commit_failures", "Commits that failed (each one a try)", registry=self.registry
+        )
+
+    def watch_outages(self, suspended: Callable[[], int], seconds: Callable[[], float]) -> None:
+        """Report the rooms waiting for the database and the time spent waiting (from the registry)."""
+        self.registry.register(_Outages(suspended, seconds))
+
+    def on_commit_failure(self, _reason: str) -> None:
+        self.db_failures.inc()
 
     def received(self) -> None:
         self.frames.received += 1

@@ -1,4 +1,4 @@
-"""The WebSocket protocol the server runs: uvicorn's ``websockets-sansio``, with two changes (issue 7).
+"""The WebSocket protocol the server runs: uvicorn's ``websockets-sansio``, with these changes.
 
 1. Keepalive pings are spread out. uvicorn pings a connection one interval after it opened, then one
    interval after each pong, so the connections opened together (every phone coming back after a
@@ -9,18 +9,49 @@
    no message dictionary, no coroutines, no decoding of the encoded JSON to text and back, no frame object.
    Each player is sent every change of the table, so this is the hottest path of a busy server.
    Everything else (closing, flow control, pings, the handshake) stays with uvicorn and ``websockets``.
+3. A text frame that is not UTF-8 is closed with 1007 as uvicorn does, but logged at INFO: it is the
+   client's mistake, not an error of the server (issue 15).
+4. A connection that is closed is gone for real (issue 15). uvicorn closes the transport, which waits for
+   its buffer to drain: a phone that stopped reading kept its descriptor, or (closed by the keepalive)
+   left an orphan socket in FIN-WAIT-1 holding up to megabytes of unsent data in the kernel. Here a
+   failed keepalive aborts the socket at once, and a close that the peer has not completed within
+   ``close_seconds`` aborts it then; aborting resets the connection (``SO_LINGER`` 0), so the kernel
+   frees the socket and its buffers. The kernel's send buffer of each WebSocket is bounded
+   (``SEND_BUFFER``) instead of growing by itself to megabytes, and :meth:`CrispWebSocket.close_now`
+   closes a connection whose queue overflowed without waiting for its full buffer.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import random
+import socket
+import struct
 from typing import Final
 
+from uvicorn._types import ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import Frame
 from websockets.protocol import OPEN
 
 #: FIN + text (RFC 6455, section 5.2): a whole message in one frame.
 _TEXT: Final = 0x81
+#: A text frame that is not UTF-8 (RFC 6455 "invalid frame payload data").
+CLOSE_NOT_UTF8: Final = 1007
+#: What uvicorn closes with when a keepalive ping goes unanswered (the socket is reset right after).
+CLOSE_KEEPALIVE_LOST: Final = 1011
+#: The kernel's send buffer of a WebSocket (Linux doubles it for its own bookkeeping). Untouched, it grows
+#: to megabytes for a peer that stops reading; this is dozens of updates, plenty for a phone far away.
+SEND_BUFFER: Final = 64 * 1024
+#: Above this the transport's own buffer pauses writing (uvicorn's flow control: frames then wait in the
+#: connection's bounded queue); uvloop's default, set here so that asyncio's loop bounds it alike.
+WRITE_BUFFER_HIGH: Final = 64 * 1024
+#: ``SO_LINGER`` on, zero seconds: closing the socket resets the connection and drops what it holds.
+_RESET: Final = struct.pack("ii", 1, 0)
+
+log = logging.getLogger("crisp.web")
 
 
 def text_frame_header(length: int) -> bytes:
@@ -33,12 +64,116 @@ def text_frame_header(length: int) -> bytes:
 
 
 class CrispWebSocket(WebSocketsSansIOProtocol):
-    """uvicorn's ``websockets-sansio`` protocol with spread keepalive pings and a direct text path."""
+    """uvicorn's ``websockets-sansio`` protocol with spread keepalive pings, a direct text path, quiet
+    refusals and closes that free the socket."""
+
+    #: How long a closing connection may take to complete the closing handshake before its socket is
+    #: aborted (uvicorn waits 10 s, then closes without aborting). See :func:`websocket_protocol`.
+    close_seconds: float = 5.0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+        self._socket_option(socket.SO_SNDBUF, SEND_BUFFER)
+
+    def _socket_option(self, option: int, value: int | bytes) -> None:
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):  # not a TCP socket (a test's pipe), or already closed
+                sock.setsockopt(socket.SOL_SOCKET, option, value)
+
+    def abort(self) -> None:
+        """Drop the connection now: a reset, so that the kernel frees the socket and the data it still holds
+        at once (a plain close keeps them until a peer that does not read takes them, or for ever)."""
+        if self.disconnected:
+            return
+        self._socket_option(socket.SO_LINGER, _RESET)
+        self.transport.abort()
+
+    def abort_later(self) -> None:
+        """The connection is closing: abort it unless it is gone within ``close_seconds``. (uvicorn's close
+        timer, if it runs, is replaced: it would only close, and wait for the buffer to drain.)"""
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+        self.close_timer = self.loop.call_later(self.close_seconds, self.abort)
+
+    def close_now(self, code: int, reason: str) -> None:
+        """Close now, even though the socket's buffer is full (uvicorn's ``send`` would wait for it to
+        drain): the close frame goes after what is buffered, and the socket is aborted unless the peer
+        completes the close within ``close_seconds``. The application is told the connection ended."""
+        if self.close_sent or self.disconnected or self.transport.is_closing():
+            return
+        self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+        self.conn.send_close(code, reason)
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.close_sent = True
+        if self.read_paused:  # read on: the peer's close reply ends the connection early
+            self.read_paused = False
+            self.transport.resume_reading()
+        self.abort_later()
+
+    def keepalive_timeout(self) -> None:
+        """The peer did not answer a ping in time: uvicorn sends 1011 and closes, which waits for a buffer
+        that will not drain; the socket is aborted instead (the close frame is only a courtesy)."""
+        super().keepalive_timeout()
+        log.info(
+            "closing a connection whose keepalive ping went unanswered (%d)",
+            CLOSE_KEEPALIVE_LOST,
+            extra={"client": self.peer},
+        )
+        self.abort()
+
+    async def send(self, message: ASGISendEvent) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.close" and self.close_timer is not None:
+            self.abort_later()
+
+    def handle_close(self, event: Frame) -> None:
+        super().handle_close(event)
+        self._closing_without_timer()
+
+    def handle_parser_exception(self) -> None:
+        super().handle_parser_exception()
+        self._closing_without_timer()
+
+    async def run_asgi(self) -> None:
+        await super().run_asgi()
+        self._closing_without_timer()
+
+    def _closing_without_timer(self) -> None:
+        """uvicorn closed the transport, which waits for its buffer to drain: abort it if it has not."""
+        if self.close_timer is None and self.transport.is_closing() and not self.disconnected:
+            self.abort_later()
 
     def start_keepalive(self) -> None:
         interval = self.ping_interval
         if interval is not None and interval > 0:
             self.ping_timer = self.loop.call_later(interval * random.uniform(0.5, 1.5), self.send_keepalive_ping)
+
+    def send_receive_event_to_app(self) -> None:
+        """uvicorn's, except that a text frame that is not UTF-8 is a client's mistake, logged at INFO: uvicorn
+        logs it as an ERROR with a traceback, so that any client could fill the logs with errors."""
+        data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+        self.frames = []
+        if self.close_sent:  # past `websocket.close`: read on until the peer's close reply arrives
+            return
+        if self.curr_msg_data_type == "text":
+            try:
+                self.queue.put_nowait({"type": "websocket.receive", "text": data.decode()})
+            except UnicodeDecodeError:
+                log.info("closing a connection that sent text that is not UTF-8 (1007)", extra={"client": self.peer})
+                self.conn.send_close(CLOSE_NOT_UTF8, "text frames must be UTF-8")
+                self.handle_parser_exception()
+                return
+        else:
+            self.queue.put_nowait({"type": "websocket.receive", "bytes": data})
+        if not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    @property
+    def peer(self) -> str:
+        return self.client[0] if self.client else "unknown"
 
     def send_text_now(self, data: bytes) -> bool:
         """Write ``data`` (UTF-8 text) as one frame now, if the connection is open, the socket takes data and
@@ -59,3 +194,8 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             return False
         self.transport.write(text_frame_header(len(data)) + data)
         return True
+
+
+def websocket_protocol(close_seconds: float) -> type[CrispWebSocket]:
+    """The protocol class for uvicorn's ``ws`` option, with the server's settings."""
+    return type("CrispWebSocket", (CrispWebSocket,), {"close_seconds": close_seconds})

@@ -1,7 +1,12 @@
 // The connection to the server: one WebSocket, reconnects with back-off, resumes the seat with its
 // token, asks for a snapshot after a gap in the room version or when the page becomes visible again.
+// A socket can die without closing (a phone that lost its network): an application ping every
+// PING_EVERY_MS finds it, since without an answer for DEAD_AFTER_MS the connection is given up and made
+// again. That is within 5 s of the network going, where the browser itself may take minutes.
 
 const SESSION_KEY = "crisp.session";
+const PING_EVERY_MS = 1500;
+const DEAD_AFTER_MS = 3500;
 
 export function loadSession() {
   try {
@@ -31,6 +36,11 @@ export class Net {
     this.attempt = 0;
     this.timer = null;
     this.stopped = false;
+    this.heardAt = 0; // when the open socket last brought a message
+    this.pingedAt = 0;
+    this.inRoom = false; // ping only once the room answered (a ping before the entry is an error)
+    setInterval(() => this.checkAlive(), 500);
+    window.addEventListener("offline", () => this.checkAlive());
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState !== "visible" || this.stopped) return;
       if (this.ws && this.ws.readyState === WebSocket.OPEN) this.send({ type: "sync" });
@@ -60,12 +70,15 @@ export class Net {
     this.onStatus(this.attempt === 0 ? "connecting" : "reconnecting");
     const ws = new WebSocket(this.url());
     this.ws = ws;
+    this.inRoom = false;
     ws.onopen = () => {
       this.attempt = 0;
+      this.heardAt = performance.now();
       this.onStatus("online");
       if (this.entry) ws.send(JSON.stringify(this.entry));
     };
     ws.onmessage = (e) => {
+      this.heardAt = performance.now();
       let msg;
       try {
         msg = JSON.parse(e.data);
@@ -75,6 +88,8 @@ export class Net {
       if (msg.type === "update" && this.v && msg.v !== this.v + 1) {
         this.send({ type: "sync" }); // a gap: the snapshot will set things right
       }
+      if (msg.type === "welcome") this.inRoom = true;
+      if (msg.type === "pong") return;
       if (typeof msg.v === "number" && (msg.type === "update" || msg.type === "snapshot" || msg.type === "welcome")) {
         this.v = msg.v;
       }
@@ -90,6 +105,22 @@ export class Net {
       }
       this.scheduleReconnect();
     };
+  }
+
+  /** Ping an open socket that has been quiet; give it up when it has not answered for DEAD_AFTER_MS. */
+  checkAlive() {
+    const ws = this.ws;
+    if (this.stopped || !ws || ws.readyState !== WebSocket.OPEN || !this.inRoom) return;
+    const quiet = performance.now() - this.heardAt;
+    if (quiet > DEAD_AFTER_MS || !navigator.onLine) {
+      ws.onclose = null;
+      ws.close();
+      this.ws = null;
+      this.scheduleReconnect();
+    } else if (quiet > PING_EVERY_MS && performance.now() - this.pingedAt > PING_EVERY_MS) {
+      this.pingedAt = performance.now();
+      ws.send(JSON.stringify({ type: "ping" }));
+    }
   }
 
   scheduleReconnect() {

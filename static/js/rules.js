@@ -109,12 +109,20 @@ const RULES = {
   },
 };
 
+function sectionId(index) {
+  const title = RULES.en.sections[index]?.[0] ?? String(index);
+  return `rules-${title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`;
+}
+
 export function rulesSection(lang) {
   const rules = RULES[lang] ?? RULES.en;
   return h(
     "article",
     { class: "rules-text", lang },
     h("h1", {}, rules.title),
-    rules.sections.map(([title, paragraphs]) => h("section", {}, h("h2", {}, title), paragraphs.map((p) => h("p", {}, p)))),
+    // Sections are named after the English titles in both languages ("rules-online"), for links into them.
+    rules.sections.map(([title, paragraphs], i) =>
+      h("section", { id: sectionId(i) }, h("h2", {}, title), paragraphs.map((p) => h("p", {}, p))),
+    ),
   );
 }

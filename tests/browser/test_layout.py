@@ -1,4 +1,5 @@
-"""The table fits a phone without scrolling, from 360x640 to 430x932, with 8 players; and on a desktop."""
+"""Every screen fits a phone without scrolling, from 360x640 to 430x932, with 2 to 8 players, light and dark, in
+readable contrast; and on a desktop."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from crisp_server.client import CrispClient
 from tests.browser.conftest import rigged_server
+from tests.browser.harness import NUMBERS_FIRST, SIZES, Bots, contrast_problems, fits, join, open_page, play_turns
 from tests.browser.test_ui_game import ROUND_1
 
 
@@ -82,3 +84,68 @@ def test_the_table_fits_without_scrolling(browser: Browser, base: str, shots: Pa
         table.done.set()
         context.close()
         table.thread.join(10)
+
+
+@pytest.fixture
+def numbers_first(tmp_path: Path) -> Iterator[str]:
+    yield from rigged_server(tmp_path, [NUMBERS_FIRST] * 2)
+
+
+def play_my_turns_until_round_end(page: Page) -> None:
+    """Draw and discard whenever it is the page's move, until the round is over."""
+    results = page.locator(".overlay.results")
+    for _ in range(200):
+        if results.is_visible():
+            return
+        for key in ("act-draw", "act-discard"):
+            button = page.locator(f'[data-key="{key}"]')
+            if button.count() and button.is_enabled():
+                button.click()
+        page.wait_for_timeout(150)
+    expect(results).to_be_visible()
+
+
+@pytest.mark.parametrize("players", [2, 4, 8])
+@pytest.mark.parametrize(("width", "height"), SIZES)
+@pytest.mark.parametrize(("theme", "locale"), [("light", "en-GB"), ("dark", "de-DE")])
+def test_every_screen_fits(
+    browser: Browser, numbers_first: str, shots: Path, *, players: int, width: int, height: int, theme: str, locale: str
+) -> None:
+    """Lobby, peek, table and round end for 2, 4 and 8 players, on small and large phones and a desktop, light
+    (in English) and dark (in German): nothing off screen, names readable, every text in readable contrast.
+    Each screen is saved to artifacts/screenshots/ to be looked at."""
+    base = numbers_first
+    names = ["Alexandra", "Benedikt", "Christina", "Dominik", "Elisabeth", "Friedrich", "Gabriele"][: players - 1]
+    bots = Bots(base, names)
+    context, page = open_page(browser, width, height, locale=locale, dark=theme == "dark")
+    name = f"{players}p-{width}x{height}-{theme}"
+    try:
+        join(page, base, bots.code, "Maximilian")
+        expect(page.locator(".seats li")).to_have_count(players)
+        page.screenshot(path=str(shots / f"layout-{name}-lobby.png"), full_page=True)
+        assert fits(page, controls=False) == [], "lobby"
+        assert contrast_problems(page) == [], "lobby"
+        bots.run(bots.host.start())
+        expect(page.locator(".phase-peek")).to_be_visible()
+        page.screenshot(path=str(shots / f"layout-{name}-peek.png"))
+        assert fits(page) == [], "peek"
+        assert contrast_problems(page) == [], "peek"
+        for c in bots.clients:
+            bots.run(c.ready())
+        page.locator('[data-key="ready"]').click()
+        expect(page.locator(".phase-play")).to_be_visible()
+        page.screenshot(path=str(shots / f"layout-{name}-table.png"))
+        assert fits(page) == [], "table"
+        assert contrast_problems(page) == [], "table"
+        # The first bot to move calls Crisp (seat 1, or the dealer when the page has seat 1).
+        caller = bots.clients[1] if players > 2 else bots.clients[0]
+        for c in bots.clients:
+            bots.spawn(play_turns(c, call_crisp=c is caller))
+        play_my_turns_until_round_end(page)
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(shots / f"layout-{name}-round-over.png"))
+        assert fits(page) == [], "round over"
+        assert contrast_problems(page) == [], "round over"
+    finally:
+        context.close()
+        bots.close()

@@ -4,15 +4,19 @@ game end, rematch; in English and German, with an accessibility check and a scre
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
+from pydantic import ValidationError
 
 from crisp_server.engine import FULL_DECK
+from crisp_server.schema import InboundMessage, validate_outbound
 from tests.browser.conftest import rigged_server
+from tests.browser.harness import fits
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
 
@@ -33,7 +37,7 @@ def base(tmp_path: Path) -> Iterator[str]:
 
 
 class Phone:
-    """One player's browser context at phone size."""
+    """One player's browser context at phone size; its page errors and frames outside the protocol fail the test."""
 
     def __init__(self, browser: Browser, name: str, locale: str, shots: Path) -> None:
         self.name = name
@@ -54,6 +58,19 @@ class Phone:
 
     def _watch(self, page: Page) -> None:
         page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("websocket", self._check_frames)
+
+    def _check_frames(self, socket: WebSocket) -> None:
+        """Every frame the web client sends and receives is a message of the protocol's JSON Schema."""
+
+        def check(validate: Callable[[str | bytes], object], frame: str | bytes) -> None:
+            try:
+                validate(frame)
+            except ValidationError as exc:
+                self.errors.append(f"{exc}\nin the frame: {str(frame)[:2000]}")
+
+        socket.on("framereceived", lambda frame: check(validate_outbound, frame))
+        socket.on("framesent", lambda frame: check(InboundMessage.model_validate_json, frame))
 
     def reopen(self, url: str) -> None:
         """Close the page (the socket goes) and open the link again in the same browser (same storage)."""
@@ -69,6 +86,9 @@ class Phone:
 
     def shot(self, screen: str, axe: Axe) -> None:
         self.page.screenshot(path=str(self.shots / f"{screen}-{self.name}.png"))
+        # Nothing off screen at the table (the other screens scroll), nothing sideways, names readable.
+        at_table = self.page.locator(".screen.table").count() > 0
+        assert fits(self.page, controls=at_table) == [], screen
         results = axe.run(self.page)
         bad = [v for v in results.response["violations"] if v.get("impact") in ("serious", "critical")]
         found = [f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:5]}" for v in bad]
@@ -112,7 +132,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
 
         # -- round 1: peek ---------------------------------------------------------------------------------
         for phone in (ana, ben, cem):
-            expect(phone.page.locator(".overlay.peek")).to_be_visible()
+            expect(phone.page.locator(".peek-panel")).to_be_visible()
         # Each sees their own left and right card, never the middle.
         left = ana.page.locator('[data-key="slot-left"]')
         expect(left).to_have_attribute("aria-label", "Your left card: 10 of hearts")
@@ -126,15 +146,18 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ana.page.locator('[data-key="slot-left"]')).to_have_attribute("aria-label", "Your left card")
 
         # -- Ben: a King, then a Queen and a Jack in the extra moves, then Crisp ---------------------------
-        expect(ben.page.locator(".prompt-text")).to_have_text("Du bist dran")
+        expect(ben.page.locator(".prompt-text")).to_have_text("Du bist dran: Zieh eine Karte")
         ben.shot("my-turn", axe)
         ben.click("act-draw")
         expect(ben.page.locator(".drawn-card")).to_contain_text("Pik König")
         ben.click("act-king")
-        expect(ben.page.locator(".prompt .badge")).to_have_text("noch 1 Extrazug")
+        expect(ben.page.locator(".extra-moves")).to_have_text("noch 2 Extrazüge")  # the King gave two
         ben.click("act-draw")
         ben.click("act-queen")
         ben.click("slot-middle")
+        # The Queen's second step keeps the card Ben picked in sight, in words and on the card.
+        expect(ben.page.locator('[data-key="slot-middle"]')).to_have_class(re.compile(r"\bpicked\b"))
+        expect(ben.page.locator(".prompt-text")).to_contain_text("Deine mittlere Karte ist gewählt")
         ben.shot("queen", axe)
         ben.click("target-2-right")  # Cem's right card for Ben's middle: blind
         # Cem's new right card (Ben's 3 of spades) is shown to Cem for a moment; Ben sees nothing new.
@@ -146,15 +169,20 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ben.page.locator('[data-key="slot-middle"]')).to_have_attribute(
             "aria-label", "Deine mittlere Karte: Pik 8"
         )
+        expect(ben.page.locator('[data-key="slot-middle"] .peek-count')).to_be_visible()  # how long it shows
+        # Always in sight: your own total and who deals (Ana in round 1).
+        expect(ana.page.locator(".my-line")).to_contain_text("Total 0")
+        expect(ana.page.locator(".my-line .dealer")).to_be_visible()
+        expect(ben.page.locator(".seat .dealer")).to_have_count(1)
         expect(ben.page.locator('[data-key="crisp"]')).to_be_visible()
         ben.shot("crisp", axe)
         ben.click("crisp")
-        expect(ana.page.locator(".prompt .crisp-badge")).to_have_text("Ben called Crisp: final turns!")
+        expect(ana.page.locator(".final-turns")).to_have_text("Ben called Crisp: 2 final turns left")
 
         # -- Cem: the page is closed and opened again in the middle of the game ----------------------------
         cem.reopen(link)
         expect(cem.page.locator(".phase-play")).to_be_visible()
-        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn")
+        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn: draw")
         cem.click("act-draw")
         expect(cem.page.locator(".drawn-card")).to_contain_text("5 of hearts")
         cem.page.wait_for_timeout(400)  # the drawn card's short animation
@@ -169,19 +197,24 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ana.click("act-discard")
         for phone in (ana, ben, cem):
             expect(phone.page.locator(".overlay.results")).to_be_visible()
-        expect(ana.page.locator(".fair")).to_have_text("✓ Deck verified: it was fixed before the deal")
-        expect(ana.page.locator(".scores tfoot")).to_contain_text("Total" + "30" + "9" + "17")
+        expect(ana.page.locator(".fair")).to_contain_text("✓ Fair deck: your browser checked")
+        expect(ana.page.locator(".round-table .total")).to_have_text(["30", "9", "17"])
         ana.shot("round-over", axe)
         ben.shot("round-over", axe)
         expect(ana.page.locator('[data-key="rules"]')).to_be_visible()  # the rules stay one tap away
+        # "How?" opens the rules where the fair shuffle is explained, and Back returns to the results.
+        ana.click("fair-how")
+        expect(ana.page.locator("#rules-online")).to_be_in_viewport()
+        ana.click("back")
+        expect(ana.page.locator(".overlay.results")).to_be_visible()
 
         # -- round 2: Cem starts, calls Crisp at once ----------------------------------------------------
         for phone in (ana, ben, cem):
             phone.click("ready")
         for phone in (ana, ben, cem):
-            expect(phone.page.locator(".overlay.peek")).to_be_visible()
+            expect(phone.page.locator(".peek-panel")).to_be_visible()
             phone.click("ready")
-        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn")
+        expect(cem.page.locator(".prompt-text")).to_have_text("Your turn: draw")
         cem.click("act-draw")
         cem.click("act-discard")
         cem.click("crisp")
@@ -199,7 +232,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ana.shot("game-over", axe)
         ana.click("rematch")
         for phone in (ana, ben, cem):
-            expect(phone.page.locator(".overlay.peek")).to_be_visible()
+            expect(phone.page.locator(".peek-panel")).to_be_visible()
 
         # -- the rules, in both languages ----------------------------------------------------------------
         ana.click("rules")
@@ -208,7 +241,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ben.click("rules")
         expect(ben.page.locator(".rules-text h1")).to_have_text("So wird gespielt")
         ben.click("back")
-        expect(ben.page.locator(".overlay.peek")).to_be_visible()
+        expect(ben.page.locator(".peek-panel")).to_be_visible()
     finally:
         for phone in (ana, ben, cem):
             phone.close()

@@ -25,10 +25,15 @@ def free_port() -> int:
 
 @contextmanager
 def server_process(
-    data_dir: Path, env: dict[str, str] | None = None, port: int | None = None, rigged: bool = False
+    data_dir: Path,
+    env: dict[str, str] | None = None,
+    port: int | None = None,
+    rigged: bool = False,
+    log: Path | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Start ``crisp-server`` (its data in ``data_dir``) and wait for ``/healthz``; the base URL and the
-    process. ``rigged``: the server deals the decks of ``CRISP_TEST_DECKS`` (see rigged_server.py)."""
+    process. ``rigged``: the server deals the decks of ``CRISP_TEST_DECKS`` (see rigged_server.py).
+    ``log``: a file for its output (a pipe nobody reads would stop a server that logs much)."""
     port = port or free_port()
     full_env = {
         **os.environ,
@@ -38,14 +43,15 @@ def server_process(
         **(env or {}),
     }
     command = [sys.executable, str(RIGGED)] if rigged else [sys.executable, "-m", "crisp_server", "serve"]
-    proc = subprocess.Popen(command, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = log.open("wb") if log is not None else subprocess.PIPE
+    proc = subprocess.Popen(command, env=full_env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if proc.poll() is not None:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                raise RuntimeError(f"the server exited with {proc.returncode}:\n{out}")
+                said = proc.stdout.read().decode() if proc.stdout else log.read_text() if log else ""
+                raise RuntimeError(f"the server exited with {proc.returncode}:\n{said}")
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:
                     break
@@ -59,3 +65,5 @@ def server_process(
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
+        if not isinstance(out, int):
+            out.close()

@@ -17,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from a checkout
 
-import crisp_server.rooms.room as room_module
+import crisp_server.rooms.table as room_module
 from crisp_server.__main__ import main
 
 DECKS: list[list[str]] = json.loads(os.environ["CRISP_TEST_DECKS"])

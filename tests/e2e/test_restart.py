@@ -66,6 +66,17 @@ async def into_play(*clients: CrispClient) -> None:
         await c.wait_for(lambda c: c.phase == "play", what="play")
 
 
+async def two_player_game(ana: CrispClient, ben: CrispClient) -> str:
+    """Ana creates a room, Ben joins, the game (score limit 50, 60-second turns) starts and play begins; the
+    room code. With the rigged decks above, Ben moves first and draws the King of spades."""
+    code = await ana.create("Ana")
+    await ben.join(code, "Ben")
+    await ana.set_options(score_limit=50, turn_seconds=60, discard_draw=False)
+    await ana.start()
+    await into_play(ana, ben)
+    return code
+
+
 @pytest.mark.parametrize("kind", BACKENDS)
 async def test_kill_9_mid_move_then_resume_and_finish(kind: str, tmp_path: Path) -> None:
     with database(kind, tmp_path) as url:
@@ -74,11 +85,7 @@ async def test_kill_9_mid_move_then_resume_and_finish(kind: str, tmp_path: Path)
         with server_process(tmp_path, env, port, rigged=True) as (base, proc):
             ws = base.replace("http", "ws") + "/ws"
             async with CrispClient.connect(ws) as ana, CrispClient.connect(ws) as ben:
-                code = await ana.create("Ana")
-                await ben.join(code, "Ben")
-                await ana.set_options(score_limit=50, turn_seconds=60, discard_draw=False)
-                await ana.start()
-                await into_play(ana, ben)
+                code = await two_player_game(ana, ben)
                 assert ben.my_turn()
                 await ben.draw()
                 assert ben.you["drawn_card"] == "KS"
@@ -163,3 +170,33 @@ async def test_kill_9_mid_move_then_resume_and_finish(kind: str, tmp_path: Path)
             [["TS", "TH", "TD"], ["2S", "3S", "4S"]],
             [["TS", "TH", "TD"], ["2S", "3S", "4S"]],
         ]
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_the_room_version_goes_on_above_what_clients_saw_after_kill_9(kind: str, tmp_path: Path) -> None:
+    with database(kind, tmp_path) as url:
+        env = {"CRISP_DATABASE_URL": url}
+        port = free_port()
+        with server_process(tmp_path, env, port) as (base, proc):
+            ws = base.replace("http", "ws") + "/ws"
+            async with CrispClient.connect(ws) as ana, CrispClient.connect(ws) as ben:
+                code = await ana.create("Ana")
+                await ben.join(code, "Ben")
+                for limit in (50, 100, 150, 50):
+                    await ana.set_options(score_limit=limit, turn_seconds=None, discard_draw=False)
+                await ana.start()
+                await into_play(ana, ben)
+                await settle(ana, ben)
+                seen = max(m["v"] for c in (ana, ben) for m in c.messages if "v" in m)
+                tokens = (ana.token, ben.token)
+                proc.kill()  # SIGKILL: nothing more is written
+                proc.wait(10)
+
+        with server_process(tmp_path, env, port) as (base, _proc):
+            async with CrispClient.connect(ws) as ana:
+                assert tokens[0] is not None
+                welcome = await ana.resume(code, tokens[0])
+                await settle(ana)
+                assert welcome["v"] > seen, f"v went back: {seen} before the restart, {welcome['v']} after"
+                assert ana.state is not None
+                assert ana.state["v"] > welcome["v"]

@@ -29,3 +29,4 @@ async def test_sigterm_tells_every_player_and_exits_cleanly(tmp_path: Path) -> N
         assert returncode in (0, -signal.SIGTERM), output
         assert "Finished server process" in output
         assert "Traceback" not in output
+        assert "ERROR" not in output  # e.g. the checkpoint process the shutdown ended (issue 15)

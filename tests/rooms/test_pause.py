@@ -1,11 +1,16 @@
-"""A round whose players are all away waits for them: no move times out for nobody to see."""
+"""A game whose players are all away waits for them, in every phase: nothing times out for nobody to see."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
 from crisp_server.engine import Resume
+from tests.web.bots import OPEN_LIMITS, Bots, Style, rig
 from tests.web.harness import running_server
+
+PASSIVE = Style(crisp=0.0, passive=True)
 
 
 @pytest.mark.parametrize("turn_seconds", [None, 30])
@@ -51,3 +56,82 @@ async def test_everyone_away_pauses_the_round_and_the_first_back_resumes_it(turn
             await back.discard()
         else:
             await back.king()
+
+
+HOUR = 3_600_000
+
+
+async def _desert(bots: Bots) -> tuple[str, int, int]:
+    """Every player drops; the phase, the number of rounds dealt and of actions logged then."""
+    for p in bots.players:
+        if p.client is not None:
+            await bots.disconnect(p.seat)
+    room = bots.server.app.state.registry.get(bots.code)
+    assert room.record is not None
+    return room.phase.value, len(room.record.rounds), len(room.record.rounds[-1].actions)
+
+
+async def _to_phase(bots: Bots, phase: str) -> None:
+    if phase in ("play", "round_over"):
+        await bots.ready_all()
+    if phase == "round_over":
+        await bots.play_turn()
+        await bots.call_crisp(0)
+        await bots.play_round()
+    assert bots.phase == phase
+
+
+@pytest.mark.parametrize("phase", ["peek", "play", "round_over"])
+async def test_a_game_nobody_is_connected_to_waits_in_every_phase(phase: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig(monkeypatch, first_dealer=2, seed=5)
+    async with running_server(**OPEN_LIMITS) as server:
+        # A spectator stays: spectators are not players, and it sees that nothing happens.
+        bots = await Bots.start(server, 3, random.Random(5), style=PASSIVE, spectators=1)
+        await _to_phase(bots, phase)
+        room = server.app.state.registry.get(bots.code)
+        before = await _desert(bots)
+        assert room.paused
+        assert server.clock.pending() == [], "no timer runs while no player is there"
+        assert all(v is None for v in (await bots.snapshot())["clock"].values()), "and no clock is shown running"
+        await bots.advance(HOUR)
+        after = (room.phase.value, len(room.record.rounds), len(room.record.rounds[-1].actions))
+        assert after == before, "an hour with nobody there: no deal, no play, no move timed out"
+
+        await bots.resume(1)
+        assert not room.paused
+        clock = (await bots.snapshot())["clock"]
+        # A peek, or a pause between rounds, starts again in full from the first player back.
+        full = {"peek": ("peek_ends_in", 10_000, "play"), "round_over": ("next_round_in", 20_000, "peek")}
+        if phase in full:
+            key, ms, then = full[phase]
+            assert clock[key] == ms
+            await bots.advance(ms - 1)
+            assert bots.phase == phase
+            await bots.advance(1)
+            assert bots.phase == then
+        else:
+            assert server.clock.pending(), "the round runs again"
+            turn = bots.round["turn"]
+            await bots.play_turn()
+            assert bots.round["turn"] != turn
+
+
+async def test_two_drop_and_the_third_leaves_the_round_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    rig(monkeypatch, first_dealer=2, seed=5)
+    async with running_server(**OPEN_LIMITS) as server:
+        bots = await Bots.start(server, 3, random.Random(5), style=PASSIVE, spectators=1)
+        await bots.ready_all()
+        room = server.app.state.registry.get(bots.code)
+        await bots.disconnect(0)
+        await bots.disconnect(1)
+        await bots.leave(2)  # if it was their move, it is played on at once: they are not coming back
+        assert room.paused
+        assert server.clock.pending() == []
+        actions = len(room.record.rounds[-1].actions)
+        await bots.advance(HOUR)
+        assert len(room.record.rounds[-1].actions) == actions, "no move timed out for nobody"
+        await bots.resume(0)
+        assert not room.paused
+        turn = bots.round["turn"]
+        await bots.play_turn()
+        assert bots.round["turn"] != turn, "the round goes on"

@@ -1,4 +1,5 @@
-"""Rooms come back from the database when the app starts again: lobbies with their seats and options."""
+"""Rooms come back from the database when the app starts again: lobbies with their seats and options, and
+their version ``v`` above every one they sent before."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import httpx
 import pytest
 
 from crisp_server.client import ProtocolError
+from crisp_server.rooms import publishing as room_module
+from tests.openapi import assert_documented
 from tests.web.harness import running_server
 
 
@@ -58,3 +61,33 @@ async def test_a_running_games_record_is_not_served(tmp_path: Path) -> None:
                 f"/api/games/{room.game_id}/record", headers={"Authorization": f"Bearer {ana.token}"}
             )
         assert response.status_code == 409
+        assert_documented(server.app, "/api/games/{game_id}/record", response, game_id=room.game_id)
+
+
+@pytest.mark.parametrize("block", [room_module.VERSION_BLOCK, 3])
+async def test_the_room_version_never_goes_back_across_restarts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    # A small block: the versions reserved run out many times before the restart (one write per block).
+    monkeypatch.setattr(room_module, "VERSION_BLOCK", block)
+    seen: list[int] = []
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        code, (ana, ben) = await server.lobby(["Ana", "Ben"])
+        for limit in (50, 100, 150, 50, 100, 150, 50):
+            await ana.set_options(score_limit=limit, turn_seconds=None, discard_draw=False)
+        await ana.start()
+        await ana.wait_for(lambda c: c.phase == "peek", what="the deal")
+        await ben.request({"type": "ping"})
+        seen = [m["v"] for c in (ana, ben) for m in c.messages if "v" in m]
+        tokens = (ana.token, ben.token)
+
+    for _ in range(2):  # twice: a room rebuilt and left alone must not fall back to what it restored from
+        async with running_server(persist=True, data_dir=tmp_path) as server:
+            ana = await server.client()
+            assert tokens[0] is not None
+            welcome = await ana.resume(code, tokens[0])
+            await ana.request({"type": "ping"})
+            after = [m["v"] for m in ana.messages if "v" in m]
+            assert min(after) > max(seen), f"v went back: {max(seen)} before the restart, {min(after)} after"
+            assert welcome["v"] == min(after)
+            seen += after

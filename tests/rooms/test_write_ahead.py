@@ -1,6 +1,6 @@
 """Write-ahead: a room hands what changed to the store and sends what it caused only once that is
-committed, in order, while it goes on handling messages; a failed commit stops the room and nobody
-hears of what was not saved."""
+committed, in order, while it goes on handling messages; a failed commit suspends the room and nobody
+hears of what was not saved (tests/web/test_outage.py: how it comes back)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import orjson
 
 from crisp_server import protocol as p
 from crisp_server.rooms.clock import ManualClock
-from crisp_server.rooms.room import CLOSE_ERROR, Inbound, Room
+from crisp_server.rooms.messages import Inbound
+from crisp_server.rooms.room import Room
 from crisp_server.settings import Settings
-from crisp_server.store.store import Op, SaveRoom
+from crisp_server.store.operations import Op, ReserveVersion, SaveRoom
 
 Done = Callable[[BaseException | None], None]
 
@@ -83,33 +84,50 @@ def test_nothing_is_sent_before_its_commit_and_order_is_kept() -> None:
     assert "error" not in ben.kinds(), "the refusal came after the join: it is not sent before it"
     store.commit_next()
     assert ben.kinds()[-1] == "error"
-    assert all(isinstance(op, SaveRoom) for op in store.committed)
+    assert all(isinstance(op, SaveRoom | ReserveVersion) for op in store.committed)
 
 
-def test_a_failed_commit_stops_the_room_and_drops_what_followed() -> None:
+def test_a_failed_commit_suspends_the_room_and_drops_what_followed() -> None:
     store = HeldStore()
     room = room_with(store)
     ana, ben = Phone(), Phone()
     say(room, ana, {"type": "create", "name": "Ana"})
     store.commit_next()
+    v = room.v
     say(room, ben, {"type": "join", "room": "ABCDEF", "name": "Ben"})
     say(room, ana, {"type": "options", "score_limit": 50, "turn_seconds": 30, "discard_draw": True})
     before = list(ana.frames)
 
     store.commit_next(RuntimeError("disk full"))
-    assert room.failed
-    assert room.closed
-    # Nobody is told of Ben's join: they are sent away to come back to what the database has.
-    assert [f for f in ana.frames if f not in before] == [{"type": "restarting", "v": room.v}]
-    assert ana.closed == (CLOSE_ERROR, "the room must restart")
-    assert ben.closed == (CLOSE_ERROR, "the room must restart")
+    assert room.suspended
+    assert not room.closed
+    # Nobody is told of Ben's join or the options: the room says it is unavailable, at the version last sent.
+    assert room.v == v
+    assert [f["type"] for f in ana.frames if f not in before] == ["unavailable"]
+    assert ana.frames[-1]["v"] == v
+    assert ana.closed is None, "the connections stay open"
     assert "welcome" not in ben.kinds()
 
     committed = len(store.committed)
     store.commit_next()  # the options change, queued behind the failed one: dropped, not written
     assert len(store.committed) == committed
-    say(room, ana, {"type": "start"})  # a stopped room handles nothing more
+    say(room, ana, {"type": "start"})  # refused while suspended: nothing changes, nothing is submitted
     assert store.waiting == []
+    assert ana.frames[-1]["code"] == "unavailable"
+    assert room.phase.value == "lobby"
+
+
+def test_a_room_whose_creation_was_not_saved_closes_and_says_so() -> None:
+    store = HeldStore()
+    closed: list[Room] = []
+    room = Room("ABCDEF", "http://test/r/ABCDEF", Settings(), ManualClock(), closed.append, store=store)  # type: ignore[arg-type]
+    ana = Phone()
+    say(room, ana, {"type": "create", "name": "Ana"})
+    store.commit_next(RuntimeError("database is locked"))
+    assert closed == [room], "there is nothing to come back to: it leaves the registry"
+    assert ana.kinds() == ["error"]
+    assert ana.frames[0]["code"] == "unavailable"
+    assert ana.room is None
 
 
 async def test_flush_waits_until_everything_submitted_is_committed_and_sent() -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import signal
 import sqlite3
 import sys
 import threading
@@ -20,8 +22,7 @@ from crisp_server.engine import Timed
 from crisp_server.engine.actions import CallCrisp, Discard, Draw, Source, Swap
 from crisp_server.engine.cards import Slot
 from crisp_server.store.migrate import upgrade
-from crisp_server.store.store import (
-    _ROUND_INSERT,
+from crisp_server.store.operations import (
     AppendAction,
     CloseRoom,
     FinishGame,
@@ -31,12 +32,11 @@ from crisp_server.store.store import (
     SetClock,
     StartGame,
     StartRound,
-    Store,
     Written,
-    _apply_all,
-    _Core,
-    _Sqlite,
 )
+from crisp_server.store.sqlite_fast import _Sqlite
+from crisp_server.store.store import Store
+from crisp_server.store.writes import _ROUND_INSERT, _apply_all, _Core
 
 TABLES = ("rooms", "seats", "games", "rounds", "actions", "results")
 OPTIONS = {"score_limit": 50, "turn_seconds": 30, "discard_draw": True}
@@ -229,7 +229,7 @@ async def test_a_slow_second_pass_holds_commits_back_only_briefly(
 ) -> None:
     """The second pass ends with an fsync, which a busy disk can stretch to hundreds of milliseconds: commits
     wait for it only ``CHECKPOINT_HOLD_SECONDS``, then go on while it finishes."""
-    monkeypatch.setattr("crisp_server.store.store.CHECKPOINT_HOLD_SECONDS", 0.05)
+    monkeypatch.setattr("crisp_server.store.checkpoints.CHECKPOINT_HOLD_SECONDS", 0.05)
     store = await _started(tmp_path / "s.db")
     passes = 0
     second_started, disk_done = threading.Event(), threading.Event()
@@ -290,10 +290,44 @@ async def test_the_bulk_of_a_checkpoint_is_copied_by_a_process_at_idle_priority_
     assert copier.process is None  # closing the store ended it
 
 
+async def test_a_checkpoint_cancelled_mid_copy_leaves_the_next_a_working_process_and_no_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shutdown cancels the periodic checkpoint while the process copies, then runs a last checkpoint:
+    that one used to find the process it had just killed and log an ERROR "exit code -9" (issue 15). And
+    a SIGTERM sent to the whole group does not end the process."""
+    store = await _started(tmp_path / "k.db")
+    try:
+        await store.commit(_groups()[0])
+        await store.checkpoint()  # the process runs
+        copier = store._copier
+        assert copier is not None
+        assert copier.process is not None
+        first = copier.process.pid
+        # A service manager's SIGTERM to the server's whole group leaves the process to the server.
+        os.kill(first, signal.SIGTERM)
+        await asyncio.sleep(0.2)
+        assert copier.process.returncode is None
+        await store.commit(_groups()[1])
+        cancelled = asyncio.create_task(store.checkpoint())
+        await asyncio.sleep(0)  # the question is written; the answer not read yet
+        cancelled.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await cancelled
+        busy, frames, copied = await store.checkpoint()
+        assert busy == 0
+        assert frames == copied
+        assert copier.process is not None
+        assert copier.process.pid != first
+    finally:
+        await store.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
 async def test_a_wal_file_grown_large_is_cut_back_when_the_wal_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("crisp_server.store.store.WAL_SIZE_LIMIT", 100_000)
+    monkeypatch.setattr("crisp_server.store.sqlite_fast.WAL_SIZE_LIMIT", 100_000)
     store = await _started(tmp_path / "l.db")
     wal = tmp_path / "l.db-wal"
     names = tuple(f"{'x' * 70}{i}" for i in range(8))
@@ -331,7 +365,7 @@ async def test_the_retention_purge_and_group_commits_take_turns(
     """The purge writes through aiosqlite while group commits run on the event loop: a commit that met the
     purge's write lock would wait with the loop stopped, and the purge could never finish (until SQLite's
     busy timeout failed the commit)."""
-    monkeypatch.setattr("crisp_server.store.store.BUSY_SECONDS", 0.5)
+    monkeypatch.setattr("crisp_server.store.sqlite_fast.BUSY_SECONDS", 0.5)
     store = await _started(tmp_path / "p.db")
     stop = asyncio.Event()
 

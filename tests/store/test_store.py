@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import update
@@ -13,16 +14,18 @@ from crisp_server.engine import Options, record_to_dict, replay
 from crisp_server.simulate import play_random_game
 from crisp_server.store.migrate import check, downgrade, upgrade
 from crisp_server.store.models import GameRow, RoomRow
-from crisp_server.store.store import (
+from crisp_server.store.operations import (
     AppendAction,
+    CloseRoom,
     FinishGame,
+    ReserveVersion,
     SaveRoom,
     SeatData,
     SetClock,
     StartGame,
     StartRound,
-    Store,
 )
+from crisp_server.store.store import Store
 
 
 async def test_migrations_upgrade_downgrade_upgrade_and_no_drift(database_url: str) -> None:
@@ -31,6 +34,36 @@ async def test_migrations_upgrade_downgrade_upgrade_and_no_drift(database_url: s
     await asyncio.to_thread(downgrade, database_url)
     await asyncio.to_thread(upgrade, database_url)
     await asyncio.to_thread(check, database_url)
+
+
+async def test_upgrading_a_database_in_use_keeps_its_rooms_and_games(database_url: str) -> None:
+    # A database made and written by the first release (revision 0001), with a game under way.
+    await asyncio.to_thread(upgrade, database_url, None, "0001")
+    old = Store(database_url)
+    await old.start()
+    try:
+        game_id, played = await _store_game(old, seed=5, players=3, finish=False)
+    finally:
+        await old.close()
+
+    await asyncio.to_thread(upgrade, database_url)
+    store = Store(database_url)
+    await store.start()
+    try:
+        (room,) = await store.open_rooms()
+        assert room.v == 0, "a room saved before the version was stored starts from nothing known"
+        assert room.game is not None
+        rounds: Any = played["rounds"]
+        assert [r["actions"] for r in record_to_dict(room.game.record)["rounds"]] == [r["actions"] for r in rounds]
+        async with store.sessions() as session:
+            game = await session.get(GameRow, game_id)
+            assert game is not None
+            assert game.abandoned is False
+        await store.commit([ReserveVersion(room.id, 1001)])
+        (room,) = await store.open_rooms()
+        assert room.v == 1001
+    finally:
+        await store.close()
 
 
 def _seats(names: list[str]) -> tuple[SeatData, ...]:
@@ -122,6 +155,27 @@ async def test_retention_closes_idle_lobbies_and_deletes_old_games(store: Store)
     open_ids = {r.id for r in await store.open_rooms()}
     assert "idle" not in open_ids
     assert "fresh" in open_ids
+
+
+async def test_an_abandoned_game_is_listed_served_and_purged_like_a_finished_one(store: Store) -> None:
+    game_id, _ = await _store_game(store, seed=11, players=3, finish=False)
+    await store.commit([FinishGame(game_id, (12, 30, 7), (), abandoned=True), CloseRoom("room11")])
+    (listed,) = await store.past_games("room11")
+    assert (listed["id"], listed["totals"], listed["winners"], listed["abandoned"]) == (game_id, [12, 30, 7], [], True)
+    assert await store.last_room_id("C00011") == "room11"
+    stored = await store.game_record(game_id)
+    assert stored is not None
+    assert stored[2], "served as an ended game"
+    assert await store.open_rooms() == [], "not rebuilt"
+    # Kept as long as finished games, counted from when it was abandoned.
+    _, deleted = await store.purge(timedelta(hours=24), timedelta(days=30))
+    assert deleted == 0
+    async with store.sessions.begin() as session:
+        long_ago = datetime.now(UTC) - timedelta(days=31)
+        await session.execute(update(GameRow).where(GameRow.id == game_id).values(finished_at=long_ago))
+    _, deleted = await store.purge(timedelta(hours=24), timedelta(days=30))
+    assert deleted == 1
+    assert await store.game_record(game_id) is None
 
 
 async def test_foreign_keys_are_enforced(store: Store) -> None:

@@ -1,7 +1,7 @@
 """Random players over the wire, and the helpers that keep a test in step with a server it drives by hand.
 
 Everything here talks to the server through the protocol only; the one exception is :class:`StackedSecrets`,
-which stands in for the ``secrets`` module of ``crisp_server.rooms.room`` so that a test can deal the decks
+which stands in for the ``secrets`` module of ``crisp_server.rooms.table`` so that a test can deal the decks
 it needs (the room shuffles with ``secrets``, and has no other way to be given a deck).
 
 Time only moves when a test moves the server's ``ManualClock``; messages still travel over real sockets.
@@ -24,7 +24,7 @@ import pytest
 
 from crisp_server.client import CrispClient
 from crisp_server.engine import FULL_DECK
-from crisp_server.rooms import room as room_module
+from crisp_server.rooms import table as room_module
 from tests.web.harness import Harness
 
 SLOTS: Final = ("left", "middle", "right")

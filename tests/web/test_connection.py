@@ -92,3 +92,31 @@ async def test_a_vanished_peer_stops_the_sends_without_an_error() -> None:
     assert sock.calls == calls
     await conn.finish()
     assert sock.sent == []
+
+
+class ProtocolSocket(FakeSocket):
+    """A socket whose protocol can close at once, ahead of a frame that waits for its full buffer (as
+    ``CrispWebSocket.close_now``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed_now: list[tuple[int, str]] = []
+
+    def close_now(self, code: int, reason: str) -> None:
+        self.closed_now.append((code, reason))
+
+
+async def test_an_overflowing_queue_closes_at_once_not_behind_the_blocked_frame() -> None:
+    sock = ProtocolSocket()
+    conn = Connection(sock.send, 3, "test")
+    conn.start()
+    sock.writable.clear()  # the peer stopped reading, for good
+    for k in range(5):
+        conn.send(f"frame {k}".encode())
+    # Closed on the spot, though the socket never takes another byte.
+    assert sock.closed_now == [(CLOSE_TOO_SLOW, "too slow")]
+    assert conn.closing
+    conn.send(b"ignored")
+    assert sock.calls == 1  # only the frame that blocked was tried
+    await conn.finish(timeout=0.1)
+    assert sock.sent == []

@@ -167,6 +167,19 @@ async def test_commands_before_joining_a_room(server: Harness) -> None:
     c = await server.client()
     for message in ({"type": "start"}, {"type": "sync"}, {"type": "draw"}, {"type": "react", "emoji": "👍"}):
         assert await error_code(c, message) == "not_in_room", message
+    # A ping is answered at any time: a client may check its connection before joining.
+    assert await c.request({"type": "ping"}) == {"type": "pong", "v": 0}
+
+
+async def test_a_refused_join_is_answered_without_the_rooms_version(server: Harness) -> None:
+    code, (ana,) = await server.lobby(["Ana"])
+    await ana.set_options(score_limit=50)
+    c = await server.client()
+    with pytest.raises(ProtocolError) as refused:
+        await c.join(code, "ANA")  # the name is taken: c addressed the room but is not in it
+    assert refused.value.message["v"] == 0  # nothing of the room for a connection that is not in it
+    assert await c.request({"type": "ping"}) == {"type": "pong", "v": 0}
+    assert (await ana.request({"type": "ping"}))["v"] > 0
 
 
 async def test_already_in_a_room(server: Harness) -> None:

@@ -23,7 +23,7 @@ async def close_code(client: CrispClient) -> int | None:
     return client.ws.close_code
 
 
-async def answer_to_raw(client: CrispClient, frame: str | bytes) -> dict[str, Any]:
+async def answer_to_raw(client: CrispClient, frame: str) -> dict[str, Any]:
     """Send one frame as it is and return the next error, update, snapshot, pong or welcome."""
     start = len(client.messages)
     await client.ws.send(frame)
@@ -51,7 +51,7 @@ def is_open(client: CrispClient) -> bool:
     return client.closed is None and client.ws.close_code is None
 
 
-BAD_FRAMES: list[str | bytes] = [
+BAD_FRAMES: list[str] = [
     "not json",
     "{",
     "",
@@ -86,7 +86,6 @@ BAD_FRAMES: list[str | bytes] = [
     '{"type": "ping", "n": NaN}',
     '{"type": "ping", "n": 1e999999}',
     "[" * 2000 + "]" * 2000,  # deeper than any parser should follow
-    b"\xff\xfe\x00",  # a binary frame that is not even UTF-8
 ]
 
 
@@ -133,7 +132,7 @@ async def test_bad_frames_before_joining() -> None:
 async def test_bad_message_detail_names_the_field_and_does_not_echo_it(server: Harness) -> None:
     c = await server.client()
     secret = "s3cr3t-value-that-must-not-come-back"
-    answer = await answer_to_raw(c, orjson.dumps({"type": "kick", "seat": secret}))
+    answer = await answer_to_raw(c, orjson.dumps({"type": "kick", "seat": secret}).decode())
     assert answer["code"] == "bad_message"
     assert "seat" in answer["detail"]
     assert secret not in orjson.dumps(answer).decode()
@@ -173,7 +172,7 @@ async def test_frame_size_limit(server: Harness) -> None:
         assert is_open(ana)
     # Bytes count, not characters: this frame has about 2060 characters, 4099 bytes.
     assert (await answer_to_raw(ana, ping_of_size(4099, "é")))["code"] == "too_large"
-    too_big_reaction = orjson.dumps({"type": "react", "emoji": "👍" * 1100})  # 4 bytes each
+    too_big_reaction = orjson.dumps({"type": "react", "emoji": "👍" * 1100}).decode()  # 4 bytes each
     assert (await answer_to_raw(ana, too_big_reaction))["code"] == "too_large"
     # Still in the room, still heard.
     await ana.react("👍")

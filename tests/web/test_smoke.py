@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
 from tests.web.harness import Harness
@@ -40,11 +42,15 @@ async def test_head_answers_wherever_get_does(server: Harness) -> None:
         "/api/rooms/ZZZZZ",  # a refusal is the same too
     ]
     async with httpx.AsyncClient() as http:
+        page = (await http.get(server.http + "/")).text
+        paths += re.findall(r'(?:src|href)="(/[^"]+)"', page)  # the content-hashed paths, a year in caches
+        assert len(paths) > 12
         for path in paths:
             got = await http.get(server.http + path)
             head = await http.head(server.http + path)
             assert head.status_code == got.status_code, path
             assert head.content == b"", path
-            assert head.headers.get("content-type") == got.headers.get("content-type"), path
+            for name in ("content-type", "content-encoding", "etag", "cache-control"):
+                assert head.headers.get(name) == got.headers.get(name), (path, name)
             if path not in ("/metrics", f"/api/rooms/{code}"):  # these change between two requests
                 assert head.headers.get("content-length") == got.headers.get("content-length"), path

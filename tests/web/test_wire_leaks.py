@@ -22,8 +22,9 @@ import pytest
 
 from crisp_server.engine import Game, Source
 from crisp_server.engine.views import table_view
-from crisp_server.rooms import room as room_module
-from crisp_server.rooms.room import Phase, Room
+from crisp_server.rooms import publishing as room_module
+from crisp_server.rooms.phase import Phase
+from crisp_server.rooms.room import Room
 from tests.web.audit import audit
 from tests.web.bots import OPEN_LIMITS, Bots, Style, card_codes, rig
 from tests.web.harness import Harness, running_server

@@ -1,0 +1,38 @@
+"""What drives a seat: the ``SeatDriver`` protocol a room sends its updates to, and the close codes it uses."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, Protocol
+
+if TYPE_CHECKING:
+    from .room import Room
+
+
+#: WebSocket close codes the room uses.
+CLOSE_KICKED: Final = 4003
+CLOSE_REPLACED: Final = 4001
+CLOSE_LEFT: Final = 1000
+CLOSE_RESTART: Final = 1012
+
+
+class SeatDriver(Protocol):
+    """Whatever drives a seat, or watches the table from none: something that receives the room's updates
+    and posts messages to it. Today a WebSocket connection (``crisp_server.web.connection.Connection``);
+    a computer player or a remote node later, without touching the room.
+
+    The room calls ``send`` with each message for this member, encoded once as JSON text (the same bytes a
+    client gets: ``docs/protocol.md``), and ``close`` when it sends the member away; it sets ``room``
+    when it admits the driver and clears it when the driver leaves. The driver posts what it does as
+    ``room.post(Inbound(driver, message))``, ``message`` a parsed inbound model (``protocol.parse_inbound``),
+    and ``room.post(Detach(driver))`` when it goes; ``lang`` is the language of its error messages."""
+
+    lang: str
+    room: Room | None
+
+    def send(self, data: bytes) -> None:
+        """Queue a text frame; never blocks (a connection that falls too far behind is dropped)."""
+        ...
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Close after the frames already queued."""
+        ...

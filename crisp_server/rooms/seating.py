@@ -1,0 +1,185 @@
+"""Seating: who sits where in a room and may do what (join, resume, watch, leave, kick, host hand-over, tokens)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, cast
+
+import orjson
+
+from crisp_server import protocol as p
+
+from .driver import CLOSE_KICKED, CLOSE_LEFT, CLOSE_REPLACED, SeatDriver
+from .messages import RoomError
+from .phase import Phase
+from .seats import MAX_SEATS, Seat, TokenBucket, clean_name
+from .table import TableFlow
+from .tokens import hash_token, new_token, token_matches
+
+if TYPE_CHECKING:
+    from .room import Room
+
+
+class Seating(TableFlow):
+    """Who sits where and may do what: join, resume (a seat token), watch, leave, kick, the host and its
+    hand-over, and a member's going away."""
+
+    def _seat_of(self, conn: SeatDriver) -> Seat:
+        seat = self.members.get(conn)
+        if seat is None:
+            raise RoomError(p.ProtocolCode.NOT_SEATED)
+        return seat
+
+    def _require_host(self, seat: Seat) -> None:
+        if self.seats.index(seat) != self.host:
+            raise RoomError(p.ProtocolCode.NOT_HOST)
+
+    def _admit(self, conn: SeatDriver) -> None:
+        if conn.room is not None:
+            raise RoomError(p.ProtocolCode.ALREADY_IN_ROOM)
+        conn.room = cast("Room", self)  # the layers are parts of a Room: no other room is built
+
+    def _join(self, conn: SeatDriver, raw_name: str) -> None:
+        name = clean_name(raw_name)
+        if name is None:
+            raise RoomError(p.ProtocolCode.BAD_NAME)
+        if self.phase is not Phase.LOBBY:
+            raise RoomError(p.ProtocolCode.GAME_RUNNING)
+        if len(self.seats) >= MAX_SEATS:
+            raise RoomError(p.ProtocolCode.ROOM_FULL)
+        if any(s.name.casefold() == name.casefold() for s in self.seats):
+            raise RoomError(p.ProtocolCode.NAME_TAKEN)
+        self._admit(conn)
+        token = new_token()
+        seat = Seat(
+            name,
+            hash_token(token),
+            TokenBucket(self.settings.reaction_burst, 1 / self.settings.reaction_seconds, self.clock.now()),
+            conn,
+            connected_at=datetime.now(UTC),
+        )
+        self.seats.append(seat)
+        self.members[conn] = seat
+        index = len(self.seats) - 1
+        self._save_room()
+        self._send(conn, self._welcome(index, token))
+        self._publish([], [{"type": "joined", "seat": index, "name": name}])
+
+    def _claim_seat(self, conn: SeatDriver, token: str) -> Seat:
+        """The seat of ``token``, now on ``conn`` (an older connection of the same player is replaced)."""
+        seat = next((s for s in self.seats if token_matches(token, s.token_hash)), None)
+        if seat is None:
+            raise RoomError(p.ProtocolCode.BAD_TOKEN)
+        if conn.room is not None and conn is not seat.conn:
+            raise RoomError(p.ProtocolCode.ALREADY_IN_ROOM)
+        old = seat.conn
+        if old is not None and old is not conn:
+            # The same player on a new connection (a reload, another tab): the new one wins.
+            self.members.pop(old, None)
+            old.room = None
+            self._send(old, orjson.dumps({"type": "replaced", "v": self.v}))
+            self._hang_up(old, CLOSE_REPLACED, "replaced by a newer connection")
+        conn.room = cast("Room", self)  # the layers are parts of a Room: no other room is built
+        seat.conn = conn
+        self.members[conn] = seat
+        return seat
+
+    def _resume(self, conn: SeatDriver, token: str) -> None:
+        seat = self._claim_seat(conn, token)
+        seat.left = False
+        seat.connected_at = datetime.now(UTC)
+        index = self.seats.index(seat)
+        self._save_room()
+        self._send(conn, self._welcome(index, None))
+        events = self._unpause()
+        self._publish(events, [{"type": "connected", "seat": index}])
+
+    def _watch(self, conn: SeatDriver) -> None:
+        if self.phase is Phase.LOBBY and len(self.seats) < MAX_SEATS:
+            raise RoomError(p.ProtocolCode.NOT_WATCHABLE)
+        self._admit(conn)
+        self.members[conn] = None
+        self._send(conn, self._welcome(None, None))
+        self._publish([], [{"type": "spectator_joined"}])
+
+    def _detach(self, conn: SeatDriver) -> None:
+        if conn not in self.members:
+            return
+        seat = self.members.pop(conn)
+        conn.room = None
+        if seat is None:
+            self._publish([], [{"type": "spectator_left"}])
+            return
+        if seat.conn is conn:
+            seat.conn = None
+            self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
+            # Only connected players are waited for: if this one was the last not ready, nobody is now.
+            self._maybe_all_ready()
+            self._wait_if_deserted()
+
+    def _remove_seat(self, seat: Seat) -> int:
+        """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
+        index = self.seats.index(seat)
+        self.seats.pop(index)
+        if index < self.host:
+            self.host -= 1
+        elif index == self.host:
+            self.host = index % len(self.seats) if self.seats else 0
+        return index
+
+    def _leave(self, conn: SeatDriver) -> None:
+        seat = self.members.pop(conn, None)
+        conn.room = None
+        self._send(conn, orjson.dumps({"type": "left", "v": self.v}))
+        self._hang_up(conn, CLOSE_LEFT, "left the room")
+        if seat is None:
+            self._publish([], [{"type": "spectator_left"}])
+            return
+        seat.conn = None
+        if self.phase is Phase.LOBBY:
+            index = self._remove_seat(seat)
+            if not self.seats:
+                self._close()
+                return
+            self._save_room()
+            self._publish([], [{"type": "left", "seat": index, "host": self.host}])
+            return
+        index = self.seats.index(seat)
+        seat.left = True
+        if index == self.host:
+            self._pass_host(index)
+        if all(s.left for s in self.seats):
+            self._close()
+            return
+        self._save_room()
+        if self.phase is Phase.PLAY:
+            events = self._advance()  # if it is their move, it is played on now
+            self._after_play(events, [{"type": "left", "seat": index, "host": self.host}])
+        else:
+            self._publish([], [{"type": "left", "seat": index, "host": self.host}])
+            self._maybe_all_ready()
+        self._wait_if_deserted()
+
+    def _pass_host(self, index: int) -> None:
+        n = len(self.seats)
+        for k in range(1, n + 1):
+            if not self.seats[(index + k) % n].left:
+                self.host = (index + k) % n
+                return
+
+    def _kick(self, seat: Seat, target: int) -> None:
+        self._require_host(seat)
+        if self.phase is not Phase.LOBBY:
+            raise RoomError(p.ProtocolCode.GAME_RUNNING)
+        if not 0 <= target < len(self.seats) or target == self.host:
+            raise RoomError(p.ProtocolCode.NO_SUCH_SEAT)
+        victim = self.seats[target]
+        self._remove_seat(victim)
+        if victim.conn is not None:
+            conn = victim.conn
+            self.members.pop(conn, None)
+            conn.room = None
+            self._send(conn, orjson.dumps({"type": "kicked", "v": self.v}))
+            self._hang_up(conn, CLOSE_KICKED, "removed by the host")
+        self._save_room()
+        self._publish([], [{"type": "kicked", "seat": target}])

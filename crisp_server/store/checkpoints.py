@@ -1,0 +1,174 @@
+"""The checkpointer (SQLite): copies the WAL into the database file every second, off the event loop, so
+that the WAL starts over instead of growing. The bulk of each pass runs in a process of its own at idle
+priority; the short second pass, which holds commits back, in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import sys
+from typing import cast
+
+from crisp_server.store import sqlite_fast
+from crisp_server.store.outage import describe
+
+log = logging.getLogger("crisp.store")
+
+#: How often the WAL is copied into the SQLite database file (when something was written).
+CHECKPOINT_SECONDS = 1.0
+#: How long a checkpoint's second pass may hold commits back. Its fsyncs usually take a few milliseconds,
+#: but a busy disk can take hundreds: then commits go on and the WAL starts over at a later checkpoint.
+CHECKPOINT_HOLD_SECONDS = 0.015
+
+
+#: One checkpoint pass: copies the frames the WAL holds as it begins, without waiting for anyone.
+_PASSIVE = "PRAGMA wal_checkpoint(PASSIVE)"
+#: The program of the checkpoint process (see ``_Copier``): one pass per line read.
+_COPIER = f"""
+import os, signal, sqlite3, sys
+# Ctrl-C and a service manager's SIGTERM to the whole group are for the server, which ends this by closing
+# stdin after a last checkpoint.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except OSError:
+        pass
+db = sqlite3.connect(sys.argv[1], timeout=float(sys.argv[2]))
+for _ in sys.stdin:
+    print(*db.execute("{_PASSIVE}").fetchone(), flush=True)
+"""
+
+
+class _Copier:
+    """The bulk of each checkpoint, copied by a process of its own that runs at idle priority (Linux
+    ``SCHED_IDLE``): it takes only the CPU time the event loop leaves, and shares no GIL with it.
+
+    In a thread of the server, that pass took 10 to 50 ms of the one core every second at 2,000 rooms, and
+    the actions in flight meanwhile made up much of the p99. A thread must not be put at idle priority
+    instead: whenever it held the GIL while anything else on the core was runnable, it would not be
+    scheduled and the event loop would wait for it (priority inversion). The store starts the process;
+    a copy starts it again if it ended."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.process: asyncio.subprocess.Process | None = None
+        self._killed: asyncio.subprocess.Process | None = None  # ended by a cancelled copy, not yet reaped
+
+    async def start(self) -> asyncio.subprocess.Process:
+        """Start the process unless it runs (the store starts it before rooms load the server: starting one
+        forks the server, which takes tens of milliseconds once the server holds thousands of players)."""
+        await self._reap()
+        process = self.process
+        if process is None or process.returncode is not None:
+            process = self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                _COPIER,
+                self.path,
+                str(sqlite_fast.BUSY_SECONDS),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+            )
+        return process
+
+    async def copy(self) -> tuple[int, int, int]:
+        process = await self.start()
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            process.stdin.write(b"\n")
+            await process.stdin.drain()
+            line = await process.stdout.readline()
+        except BaseException:
+            # Cancelled (or the pipe broke) with an answer perhaps still to come: a later question must not
+            # read it as its own. The next copy starts a new process, even if this one's end is not noted
+            # yet (a shutdown cancels the periodic checkpoint, then runs a last one at once).
+            if process.returncode is None:
+                process.kill()
+            self.process, self._killed = None, process
+            raise
+        if not line:
+            raise RuntimeError(f"the checkpoint process ended (exit code {await process.wait()})")
+        busy, frames, copied = (int(word) for word in line.split())
+        return busy, frames, copied
+
+    async def _reap(self) -> None:
+        killed, self._killed = self._killed, None
+        if killed is not None:
+            await killed.wait()
+
+    async def close(self) -> None:
+        await self._reap()
+        process, self.process = self.process, None
+        if process is None or process.returncode is not None:
+            return
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), sqlite_fast.BUSY_SECONDS)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+class Checkpoints:
+    """The store's checkpoint part (``Store`` inherits it): the periodic loop and ``checkpoint()``. The store
+    opens ``_checkpointer`` (a ``sqlite3`` connection of its own) and ``_copier``, and counts commits since the
+    last checkpoint in ``_since_checkpoint``; ``_writing`` is the lock every write transaction holds."""
+
+    _checkpointer: sqlite3.Connection | None
+    _copier: _Copier | None
+    _since_checkpoint: int
+    _writing: asyncio.Lock
+
+    async def _checkpoint_loop(self) -> None:
+        while True:
+            await asyncio.sleep(CHECKPOINT_SECONDS)
+            if self._since_checkpoint:
+                try:
+                    await self.checkpoint()
+                except sqlite3.OperationalError as exc:  # a full disk, a lock held too long: no bug of ours
+                    log.warning("a WAL checkpoint failed (%s); the next one will try again", describe(exc))
+                except Exception:
+                    log.exception("a WAL checkpoint failed; the next one will try again")
+
+    async def checkpoint(self) -> tuple[int, int, int]:
+        """Copy the WAL into the database file, off the event loop, and leave it wholly copied, so that the next
+        commit starts the WAL over from its beginning. Returns SQLite's answer to the last pass: (busy,
+        frames in the WAL, frames copied).
+
+        A ``PASSIVE`` checkpoint copies the frames that were there when it began. On a busy server commits
+        land during every pass, the WAL is never wholly copied and so never starts over: it grew by 13 MB
+        a second, and every page read searched its index (issue 7). So a first pass copies the bulk while
+        commits go on, and a second one holds commits back (not the event loop: they wait their turn)
+        while it copies what they added meanwhile, usually a few milliseconds' worth, but never longer than
+        ``CHECKPOINT_HOLD_SECONDS``: a pass ends with an fsync, which a busy disk can stretch to hundreds of
+        milliseconds, and every table would wait. Commits then go on while that pass finishes, and the WAL
+        starts over after a later checkpoint instead."""
+        if self._checkpointer is None:
+            return (0, 0, 0)
+        self._since_checkpoint = 0
+        await self._bulk_pass()
+        async with self._writing:
+            rest = asyncio.ensure_future(asyncio.to_thread(self._checkpoint_pass))
+            await asyncio.wait({rest}, timeout=CHECKPOINT_HOLD_SECONDS)
+        return await rest
+
+    async def _bulk_pass(self) -> tuple[int, int, int]:
+        """The first pass: by the checkpoint process (see ``_Copier``), else in a thread."""
+        if self._copier is not None:
+            try:
+                return await self._copier.copy()
+            except (OSError, RuntimeError, ValueError) as exc:
+                # It ended (killed, out of memory): the next copy starts another. No traceback: the cause is
+                # outside this code.
+                log.warning("the checkpoint process failed (%s); copying in a thread this time", exc)
+        return await asyncio.to_thread(self._checkpoint_pass)
+
+    def _checkpoint_pass(self) -> tuple[int, int, int]:
+        assert self._checkpointer is not None
+        return cast(tuple[int, int, int], self._checkpointer.execute(_PASSIVE).fetchone())

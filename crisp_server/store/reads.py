@@ -1,0 +1,199 @@
+"""Reads: the rooms to rebuild after a restart or an outage, a game's record, a room's past games, and
+retention (the purge of idle lobbies and old games).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crisp_server.engine import Record, parse_record
+
+from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
+from .operations import SeatData, utc_now
+
+
+@dataclass(slots=True)
+class StoredGame:
+    id: str
+    record: Record
+    token_hashes: list[str]
+    salts: list[str]
+    ended: list[bool]
+
+
+@dataclass(slots=True)
+class StoredRoom:
+    id: str
+    code: str
+    link: str
+    phase: str
+    host: int
+    options: dict[str, Any]
+    seats: list[SeatData]
+    game: StoredGame | None = None
+    updated_at: datetime | None = None
+    #: No version the room published is above this (``ReserveVersion``).
+    v: int = 0
+
+
+class Reads:
+    """The store's reading part (``Store`` inherits it); ``sessions`` are its ``AsyncSession``s, ``_writing``
+    the lock every write transaction holds (the purge writes)."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    _writing: asyncio.Lock
+
+    async def open_rooms(self) -> list[StoredRoom]:
+        """Every room that was not closed, with its running game rebuilt as a record."""
+        async with self.sessions() as session:
+            rooms = (await session.scalars(select(RoomRow).where(RoomRow.closed_at.is_(None)))).all()
+            return [await self._stored_room(session, room) for room in rooms]
+
+    async def load_room(self, room_id: str) -> StoredRoom | None:
+        """One room as the database has it (after its commit failed), or ``None`` if it was never written
+        or is closed."""
+        async with self.sessions() as session:
+            room = await session.get(RoomRow, room_id)
+            if room is None or room.closed_at is not None:
+                return None
+            return await self._stored_room(session, room)
+
+    async def _stored_room(self, session: AsyncSession, room: RoomRow) -> StoredRoom:
+        seats = (
+            await session.scalars(select(SeatRow).where(SeatRow.room_id == room.id).order_by(SeatRow.position))
+        ).all()
+        stored = StoredRoom(
+            room.id,
+            room.code,
+            room.link,
+            room.phase,
+            room.host,
+            dict(room.options),
+            [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
+            updated_at=room.updated_at,
+            v=room.v,
+        )
+        # The latest game: running, or just finished (a room at its game's end shows the result).
+        game = await session.scalar(
+            select(GameRow).where(GameRow.room_id == room.id).order_by(GameRow.started_at.desc()).limit(1)
+        )
+        if game is not None:
+            stored.game = await self._stored_game(session, game)
+        return stored
+
+    async def _stored_game(self, session: AsyncSession, game: GameRow) -> StoredGame:
+        document, rounds = await _game_document(session, game)
+        return StoredGame(
+            game.id,
+            parse_record(document),
+            list(game.token_hashes),
+            [r.salt for r in rounds],
+            [r.ended for r in rounds],
+        )
+
+    async def game_record(self, game_id: str) -> tuple[dict[str, Any], list[str], bool] | None:
+        """The game's ``crisp-record/1``, its players' token hashes, and whether it has finished."""
+        async with self.sessions() as session:
+            game = await session.get(GameRow, game_id)
+            if game is None:
+                return None
+            document, _ = await _game_document(session, game)
+            return document, list(game.token_hashes), game.finished_at is not None
+
+    async def last_room_id(self, code: str) -> str | None:
+        """The id of the newest room with this code, closed or not (a code is unique among open rooms only)."""
+        async with self.sessions() as session:
+            found: str | None = await session.scalar(
+                select(RoomRow.id).where(RoomRow.code == code).order_by(RoomRow.created_at.desc()).limit(1)
+            )
+            return found
+
+    async def past_games(self, room_id: str) -> list[dict[str, Any]]:
+        """The room's ended games, newest first: players, totals, winners, and whether it was abandoned."""
+        async with self.sessions() as session:
+            rows = (
+                await session.execute(
+                    select(GameRow, ResultRow)
+                    .join(ResultRow, ResultRow.game_id == GameRow.id)
+                    .where(GameRow.room_id == room_id)
+                    .order_by(ResultRow.finished_at.desc())
+                )
+            ).all()
+            return [
+                {
+                    "id": game.id,
+                    "players": game.players,
+                    "totals": result.totals,
+                    "winners": result.winners,
+                    "abandoned": game.abandoned,
+                    "finished_at": result.finished_at.isoformat(),
+                }
+                for game, result in rows
+            ]
+
+    async def purge(self, idle_lobby: timedelta, keep_finished: timedelta) -> tuple[int, int]:
+        """Retention: close lobbies idle for ``idle_lobby``; delete games finished before ``keep_finished``,
+        and closed rooms with no game left. The number of lobbies closed and games deleted."""
+        now = utc_now()
+        async with self._writing, self.sessions.begin() as session:
+            closed = await session.execute(
+                update(RoomRow)
+                .where(RoomRow.closed_at.is_(None), RoomRow.phase == "lobby", RoomRow.updated_at < now - idle_lobby)
+                .values(closed_at=now)
+            )
+            old = (await session.scalars(select(GameRow.id).where(GameRow.finished_at < now - keep_finished))).all()
+            if old:
+                await session.execute(delete(ActionRow).where(ActionRow.game_id.in_(old)))
+                await session.execute(delete(RoundRow).where(RoundRow.game_id.in_(old)))
+                await session.execute(delete(ResultRow).where(ResultRow.game_id.in_(old)))
+                await session.execute(delete(GameRow).where(GameRow.id.in_(old)))
+            gone = select(GameRow.id).where(GameRow.room_id == RoomRow.id).exists()
+            await session.execute(
+                delete(RoomRow).where(RoomRow.closed_at.is_not(None), RoomRow.closed_at < now - idle_lobby, ~gone)
+            )
+            return closed.rowcount or 0, len(old)  # type: ignore[attr-defined]
+
+
+async def _game_document(session: AsyncSession, game: GameRow) -> tuple[dict[str, Any], Sequence[RoundRow]]:
+    """A stored game as its ``crisp-record/1`` document, with its round rows."""
+    rounds = (await session.scalars(select(RoundRow).where(RoundRow.game_id == game.id).order_by(RoundRow.index))).all()
+    actions = (
+        await session.scalars(
+            select(ActionRow).where(ActionRow.game_id == game.id).order_by(ActionRow.round_index, ActionRow.seq)
+        )
+    ).all()
+    by_round: dict[int, list[dict[str, Any]]] = {}
+    for a in actions:
+        by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
+    return record_document(game, rounds, by_round), rounds
+
+
+def record_document(
+    game: GameRow, rounds: Sequence[RoundRow], actions: dict[int, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """A stored game as a ``crisp-record/1`` document."""
+    out_rounds: list[dict[str, Any]] = []
+    for r in rounds:
+        done = actions.get(r.index, [])
+        item: dict[str, Any] = {"deck": list(r.deck), "actions": done}
+        # The clock stands at the last action, or later where a timer fired or the server resumed since.
+        clocks = [t for t in (r.end_at, done[-1]["at"] if done else None) if t is not None]
+        if clocks:
+            item["end_at"] = max(clocks)
+        if r.resumes:
+            item["resumes"] = list(r.resumes)
+        out_rounds.append(item)
+    return {
+        "format": "crisp-record/1",
+        "options": dict(game.options),
+        "players": list(game.players),
+        "first_dealer": game.first_dealer,
+        "rounds": out_rounds,
+    }

@@ -1,0 +1,232 @@
+"""What a group of operations writes: the prebuilt statements, in a fixed order, one per kind, through a
+``Sink`` (a SQLAlchemy connection here; the direct ``sqlite3`` path is ``sqlite_fast.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
+
+from sqlalchemy import Connection, Table, bindparam, delete, insert, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.expression import Executable
+
+from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
+from .operations import (
+    AddResume,
+    AppendAction,
+    CloseRoom,
+    FinishGame,
+    Op,
+    ReserveVersion,
+    SaveRoom,
+    SetClock,
+    StartGame,
+    StartRound,
+    Written,
+    utc_now,
+)
+
+_ACTIONS = cast(Table, ActionRow.__table__)
+_ROUNDS = cast(Table, RoundRow.__table__)
+_ROOMS = cast(Table, RoomRow.__table__)
+_SEATS = cast(Table, SeatRow.__table__)
+_GAMES = cast(Table, GameRow.__table__)
+_RESULTS = cast(Table, ResultRow.__table__)
+
+
+class _Run:
+    """Operations that can be written together, gathered until an operation that cannot comes along:
+    the last state of each room, its seats where they changed, its version reserve, new games and rounds,
+    the actions, each round's last clock, finished games. They are written in that order, one statement for
+    each kind: what a row refers to is written before it, and updates come after the inserts they may touch."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.rooms: dict[str, SaveRoom] = {}
+        self.versions: dict[str, int] = {}
+        self.games: list[StartGame] = []
+        self.rounds: list[StartRound] = []
+        self.actions: list[AppendAction] = []
+        self.clocks: dict[tuple[str, int], tuple[int, bool]] = {}
+        self.finished: list[FinishGame] = []
+
+    def take(self, op: Op) -> bool:
+        """Gather ``op`` if it can be written with the others (``CloseRoom`` and ``AddResume`` cannot)."""
+        if isinstance(op, SaveRoom):
+            self.rooms[op.room_id] = op
+        elif isinstance(op, ReserveVersion):
+            self.versions[op.room_id] = max(op.v, self.versions.get(op.room_id, 0))
+        elif isinstance(op, StartGame):
+            self.games.append(op)
+        elif isinstance(op, StartRound):
+            self.rounds.append(op)
+        elif isinstance(op, FinishGame):
+            self.finished.append(op)
+        elif isinstance(op, AppendAction):
+            self.actions.append(op)  # the round's clock is read as its last action's time (record_document)
+        elif isinstance(op, SetClock):
+            key = (op.game_id, op.round_index)
+            self.clocks[key] = (op.end_at, op.ended or self.clocks.get(key, (0, False))[1])
+        else:
+            return False
+        return True
+
+    def write(self, sink: Sink, written: Written) -> None:
+        if self.rooms:
+            _upsert_rooms(sink, list(self.rooms.values()), written)
+        if self.versions:
+            sink.many(_ROOM_VERSION, [{"i": room_id, "n": v} for room_id, v in self.versions.items()])
+        if self.games:
+            sink.many(_GAME_INSERT, [g.row() for g in self.games])
+        if self.rounds:
+            sink.many(_ROUND_INSERT, [r.row() for r in self.rounds])
+        if self.actions:
+            sink.many(_ACTION_INSERT, [a.row() for a in self.actions])
+        if self.clocks:
+            sink.many(
+                _CLOCK_UPDATE,
+                [{"g": g, "i": i, "e": at, "x": ended} for (g, i), (at, ended) in self.clocks.items()],
+            )
+        if self.finished:
+            now = utc_now()
+            sink.many(_GAME_FINISH, [{"g": f.game_id, "t": now, "a": f.abandoned} for f in self.finished])
+            sink.many(
+                _RESULT_INSERT,
+                [
+                    {"game_id": f.game_id, "totals": list(f.totals), "winners": list(f.winners), "finished_at": now}
+                    for f in self.finished
+                ],
+            )
+        self.clear()
+
+
+@functools.cache
+def _room_upsert(dialect: str) -> Any:
+    """Insert a room, or update its phase, host and options: built once per dialect (building it costs more
+    than running it)."""
+    ins = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    stmt = ins(_ROOMS)
+    return stmt.on_conflict_do_update(
+        index_elements=["id"],
+        set_={
+            "phase": stmt.excluded.phase,
+            "host": stmt.excluded.host,
+            "options": stmt.excluded.options,
+            "updated_at": stmt.excluded.updated_at,
+        },
+    )
+
+
+_SEAT_INSERT = insert(_SEATS)
+_ACTION_INSERT = insert(_ACTIONS)
+_GAME_INSERT = insert(_GAMES)
+_ROUND_INSERT = insert(_ROUNDS)
+_RESULT_INSERT = insert(_RESULTS)
+_ROOM_UPDATE = (
+    update(_ROOMS)
+    .where(_ROOMS.c.id == bindparam("i"))
+    .values(phase=bindparam("p"), host=bindparam("h"), updated_at=bindparam("t"))
+)
+_ROOM_VERSION = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(v=bindparam("n"))
+_ROOM_CLOSE = update(_ROOMS).where(_ROOMS.c.id == bindparam("i")).values(closed_at=bindparam("t"))
+_SEATS_DELETE = delete(_SEATS).where(_SEATS.c.room_id == bindparam("r"))
+_GAME_FINISH = (
+    update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"), abandoned=bindparam("a"))
+)
+_CLOCK_UPDATE = (
+    update(_ROUNDS)
+    .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
+    .values(end_at=bindparam("e"), ended=bindparam("x"))
+)
+
+
+def _upsert_rooms(sink: Sink, rooms: list[SaveRoom], written: Written) -> None:
+    """Insert or update rooms. A room written before with the same options only has its phase, host and
+    time updated; its seats are rewritten only when they changed (far less often than phases)."""
+    now = utc_now()
+    fresh: list[SaveRoom] = []
+    known: list[SaveRoom] = []
+    for r in rooms:
+        before = written.get(r.room_id)
+        (known if before is not None and before.options == r.options else fresh).append(r)
+    if fresh:
+        rows = [
+            {
+                "id": r.room_id,
+                "code": r.code,
+                "link": r.link,
+                "phase": r.phase,
+                "host": r.host,
+                "options": r.options,
+                "created_at": now,
+                "updated_at": now,
+                "closed_at": None,
+            }
+            for r in fresh
+        ]
+        sink.many(_room_upsert(sink.dialect.name), rows)
+    if known:
+        sink.many(_ROOM_UPDATE, [{"i": r.room_id, "p": r.phase, "h": r.host, "t": now} for r in known])
+    changed = [r for r in rooms if (before := written.get(r.room_id)) is None or before.seats != r.seats]
+    if changed:
+        sink.many(_SEATS_DELETE, [{"r": r.room_id} for r in changed])
+        seat_rows = [
+            {
+                "room_id": r.room_id,
+                "position": i,
+                "name": seat.name,
+                "token_hash": seat.token_hash,
+                "left": seat.left,
+                "connected_at": seat.connected_at,
+            }
+            for r in changed
+            for i, seat in enumerate(r.seats)
+        ]
+        if seat_rows:
+            sink.many(_SEAT_INSERT, seat_rows)
+    for r in rooms:
+        written[r.room_id] = r
+
+
+def _apply_all(sink: Sink, ops: Sequence[Op], written: Written | None = None) -> None:
+    """Apply ``ops`` in their order; what can be written together is (see ``_Run``)."""
+    cache: Written = {} if written is None else written
+    run = _Run()
+    for op in ops:
+        if run.take(op):
+            continue
+        run.write(sink, cache)
+        if isinstance(op, CloseRoom):
+            sink.many(_ROOM_CLOSE, [{"i": op.room_id, "t": utc_now()}])
+            cache.pop(op.room_id, None)  # a closed room is not written again: forget it
+        else:
+            assert isinstance(op, AddResume)
+            assert isinstance(sink, _Core), "a resume reads its round: it is written through SQLAlchemy"
+            op.apply(sink.conn)
+    run.write(sink, cache)
+
+
+class Sink(Protocol):
+    """Where a group's statements go: always one of the prebuilt statements above, with a list of rows."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def many(self, statement: Executable, rows: list[dict[str, Any]]) -> None: ...
+
+
+class _Core:
+    """Statements through a SQLAlchemy connection (PostgreSQL, and SQLite when a resume is written)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.dialect = conn.dialect
+
+    def many(self, statement: Executable, rows: list[dict[str, Any]]) -> None:
+        self.conn.execute(statement, rows)

@@ -1,0 +1,93 @@
+"""The HTTP API's answers as the OpenAPI document (``/openapi.json``) describes them: one model per JSON body,
+and for each route every status it can answer with its body and content type.
+
+The routes in ``crisp_server.web.app`` declare these; ``tests/e2e/test_openapi.py`` runs schemathesis against
+a started server to hold the document to what the server really answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApiError(_Body):
+    """Every refusal of the HTTP API: a sentence saying why."""
+
+    detail: str = Field(examples=["no room with that code"])
+
+
+class Health(_Body):
+    status: Literal["ok", "unavailable"] = Field(description="`ok` (200), or `unavailable` (503)")
+    version: str
+    rooms: int = Field(ge=0, description="rooms in memory (lobbies and games)")
+    reason: str | None = Field(
+        default=None, description="with `unavailable`: why (the database cannot be written, and how many rooms wait)"
+    )
+
+
+class RoomInfo(_Body):
+    """What a join screen needs before the player picks a name."""
+
+    code: str = Field(description="the room code, 6 characters")
+    link: str = Field(description="the join link (the QR code's content)")
+    phase: Literal["lobby", "peek", "play", "round_over", "game_over"]
+    players: list[str] = Field(description="the seated players' names, in seat order")
+    joinable: bool = Field(description="a lobby with a free seat: `join` will be accepted")
+    watchable: bool = Field(description="a game runs or the lobby is full: `watch` will be accepted")
+
+
+class PastGame(_Body):
+    """An ended game of a room: won, or abandoned (no player came back for ``CRISP_IDLE_GAME_HOURS``)."""
+
+    id: str = Field(description="the game's id, for `/api/games/{id}/record`")
+    players: list[str]
+    totals: list[int] = Field(description="each seat's final total (an abandoned game's: of the rounds played)")
+    winners: list[int] = Field(description="the seats with the lowest total; none for an abandoned game")
+    abandoned: bool = Field(description="the game ended unfinished: no player was connected for a long time")
+    finished_at: str = Field(description="ISO 8601, UTC")
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"model": ApiError, "description": description}
+
+
+def _body(description: str, media_type: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A successful answer that is not a JSON model: its description, content type and schema."""
+    return {"description": description, "content": {media_type: {"schema": schema or {"type": "string"}}}}
+
+
+#: The answers of a route that looks a room up by its code (rate-limited per client address).
+ROOM_LOOKUP: Final[dict[int | str, dict[str, Any]]] = {
+    404: _error("There is no open room with that code."),
+    429: _error("Too many room look-ups from this address (CRISP_LOOKUP_BURST at once, then CRISP_LOOKUP_PER_MINUTE)."),
+}
+
+QR_SVG: Final[dict[int | str, dict[str, Any]]] = {
+    200: _body("The QR code of the room's join link, a standalone SVG document.", "image/svg+xml"),
+    **ROOM_LOOKUP,
+}
+
+GAME_RECORD: Final[dict[int | str, dict[str, Any]]] = {
+    200: _body(
+        "The game's crisp-record/1 document (docs/record-format.md), as a download.",
+        "application/json",
+        {"type": "object", "additionalProperties": True},
+    ),
+    403: _error("The bearer token is missing or is not one of the game's seats."),
+    404: _error("There is no game with that id."),
+    409: _error("The game is still running: its record is served once it ends."),
+}
+
+METRICS: Final[dict[int | str, dict[str, Any]]] = {
+    200: _body("Prometheus text exposition format 0.0.4.", "text/plain"),
+}
+
+JOIN_PAGE: Final[dict[int | str, dict[str, Any]]] = {
+    200: _body("The web client, which opens the join screen for that room.", "text/html"),
+}

@@ -1,0 +1,161 @@
+"""The WebSocket bridge (``/ws``): a frame comes in, is checked (origin, size, rate, shape), and is posted to
+its room as a message; the room answers through the connection. Nothing here knows a rule.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from fastapi import WebSocket
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from crisp_server import protocol as p
+from crisp_server.rooms.messages import Detach, Inbound
+from crisp_server.rooms.seats import TokenBucket, clean_name
+from crisp_server.rooms.tokens import is_room_code, normalize_code
+from crisp_server.web.connection import Connection
+from crisp_server.web.services import Services, client_address, now_ms
+
+#: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
+CLOSE_POLICY: Final = 1008
+#: Close code for a binary frame: the protocol is text (RFC 6455 "unsupported data").
+CLOSE_UNSUPPORTED: Final = 1003
+
+log = logging.getLogger("crisp.web")
+
+
+class WebSocketAt:
+    """Serves one WebSocket path ahead of the routing and exception middleware, which would otherwise wrap
+    every frame each player is sent (the hottest path of a busy server)."""
+
+    def __init__(
+        self, app: ASGIApp, path: str, endpoint: Callable[[WebSocket, Receive, Send], Awaitable[None]]
+    ) -> None:
+        self.app = app
+        self.path = path
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            path, root = scope["path"], scope.get("root_path", "")
+            if path.removeprefix(root) == self.path or path == self.path:
+                await self.endpoint(WebSocket(scope, receive, send), receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class Bridge:
+    """One per app: ``endpoint`` serves each WebSocket from its handshake to its close."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    async def endpoint(self, websocket: WebSocket, receive: Receive, send: Send) -> None:
+        """``/ws``. Its frames go straight to and from the ASGI server (see ``WebSocketAt``); ``websocket``
+        only reads the handshake (origin, address, host)."""
+        services = self.services
+        if not services.origin_ok(websocket):
+            await send({"type": "websocket.close", "code": CLOSE_POLICY})  # before accept: the handshake gets a 403
+            return
+        if (await receive())["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        metrics = services.metrics
+        conn = Connection(send, services.settings.send_queue, client_address(websocket), metrics.sent)
+        conn.start()
+        metrics.connections.inc()
+        try:
+            await self.serve(conn, websocket, receive)
+        finally:
+            metrics.connections.dec()
+            # The room that admitted this connection, and the one it last addressed (which may have refused
+            # it); usually the same room.
+            for room in {r for r in (conn.room, conn.target) if r is not None}:
+                room.post(Detach(conn))
+            await conn.finish()
+
+    async def serve(self, conn: Connection, websocket: WebSocket, receive: Receive) -> None:
+        """Reads the connection's frames until it closes, and posts each valid message."""
+        settings, metrics = self.services.settings, self.services.metrics
+        bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, now_ms())
+        # Refusals are strikes that wear off slowly: a flood is cut off, an occasional burst is forgiven.
+        strikes = TokenBucket(settings.rate_burst, settings.rate_per_second / 10, now_ms())
+        limit = settings.max_message_bytes
+        while not conn.closing:
+            try:
+                frame = await receive()
+            except (OSError, RuntimeError):
+                return
+            if frame["type"] == "websocket.disconnect":
+                return
+            data: str | None = frame.get("text")
+            if data is None:
+                if frame.get("bytes") is not None:  # the protocol is text frames of JSON
+                    log.info("closing a connection that sent a binary frame (1003)", extra={"client": conn.client})
+                    metrics.refused.labels("binary").inc()
+                    conn.close(CLOSE_UNSUPPORTED, "text frames only")
+                    return
+                continue
+            metrics.received()
+            v = conn.room.v if conn.room is not None else 0
+            if not bucket.take(now_ms()):
+                if not strikes.take(now_ms()):  # a flood, not a burst: hang up
+                    conn.close(CLOSE_POLICY, "too many messages")
+                    return
+                conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+                metrics.refused.labels("rate_limited").inc()
+                continue
+            size = len(data.encode())
+            if size > limit:
+                conn.send(p.error_message(v, p.ProtocolCode.TOO_LARGE, conn.lang, f"at most {limit} bytes"))
+                metrics.refused.labels("too_large").inc()
+                continue
+            try:
+                message = p.parse_inbound(data)
+            except p.BadMessage as exc:
+                conn.send(p.error_message(v, p.ProtocolCode.BAD_MESSAGE, conn.lang, str(exc)))
+                metrics.refused.labels("bad_message").inc()
+                continue
+            self.dispatch(conn, websocket, message, v)
+
+    def dispatch(self, conn: Connection, websocket: WebSocket, message: Any, v: int) -> None:
+        """Posts ``message`` to the room it is for: a new room for ``create``, the room named by ``join`` or
+        ``resume``, else the connection's room."""
+        services = self.services
+        if isinstance(message, p.ENTRY_MESSAGES):
+            conn.lang = message.lang
+            if conn.room is not None:
+                conn.send(p.error_message(v, p.ProtocolCode.ALREADY_IN_ROOM, conn.lang))
+                return
+            if not services.limiter.allow(conn.client):
+                conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+                return
+            if isinstance(message, p.Create):
+                # Check the name before the room exists: a room whose creator is refused would stay
+                # open forever, empty (nobody could ever leave it, so nothing would close it).
+                if clean_name(message.name) is None:
+                    conn.send(p.error_message(v, p.ProtocolCode.BAD_NAME, conn.lang))
+                    return
+                room = services.registry.create(services.base_url(websocket.url.scheme, websocket.headers.get("host")))
+            else:
+                code = normalize_code(message.room)
+                found = services.registry.get(code) if is_room_code(code) else None
+                if found is None:
+                    conn.send(p.error_message(v, p.ProtocolCode.ROOM_NOT_FOUND, conn.lang))
+                    return
+                room = found
+            conn.target = room
+            room.post(Inbound(conn, message))
+            return
+        # The room that admitted this connection wins over the one last addressed: a second entry sent
+        # before the first was answered retargets the connection at a room that then refuses it.
+        addressed = conn.room if conn.room is not None else conn.target
+        if addressed is None:
+            if isinstance(message, p.Ping):  # a client may check its connection before it joins
+                conn.send(p.pong_message(0))
+            else:
+                conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
+            return
+        addressed.post(Inbound(conn, message))

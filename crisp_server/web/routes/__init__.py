@@ -1,0 +1,1 @@
+"""The HTTP routes, one ``APIRouter`` per area: pages, the rooms API, the records API, operations."""

@@ -1,0 +1,34 @@
+"""The routes for whoever runs the server: ``/metrics`` (Prometheus) and ``/healthz``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from crisp_server import __version__
+from crisp_server.web import api
+from crisp_server.web.services import ServicesDep
+
+router = APIRouter()
+
+
+@router.get("/metrics", response_class=PlainTextResponse, responses=api.METRICS)
+async def metrics_route(services: ServicesDep) -> Response:
+    return Response(services.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+@router.get(
+    "/healthz",
+    response_model=api.Health,
+    responses={503: {"model": api.Health, "description": "The database cannot be written: `reason` says why"}},
+)
+async def healthz(services: ServicesDep) -> JSONResponse:
+    """200 ``ok`` once started; 503 ``unavailable`` with the reason while the database cannot be written."""
+    registry = services.registry
+    body: dict[str, Any] = {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}
+    problem = registry.problem()
+    if problem is None:
+        return JSONResponse(body)
+    return JSONResponse({**body, "status": "unavailable", "reason": problem}, status_code=503)

@@ -1,0 +1,139 @@
+// The end of a round and of the game: every hand, the points, the scores, the deck check, the rematch.
+
+import { cardFace } from "../cards.js";
+import { h } from "../dom.js";
+import { cardName, t } from "../i18n.js";
+import { actions, app, clockIn } from "../state.js";
+import { historyPanel, openRules } from "../ui.js";
+
+const send = (message) => actions.send(message);
+
+/** Check the revealed deck against the commitment sent at the deal (SHA-256 in the browser). */
+export async function checkDeck(fair) {
+  if (!fair || !fair.salt || !fair.deck || app.fair[fair.round]) return;
+  app.fair[fair.round] = "checking";
+  try {
+    const data = new TextEncoder().encode(fair.salt + fair.deck.join(""));
+    const digest = await crypto.subtle.digest("SHA-256", data);
+    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+    const complete = new Set(fair.deck).size === 52 && fair.deck.length === 52;
+    app.fair[fair.round] = hex === fair.commitment && complete ? "ok" : "fail";
+  } catch {
+    app.fair[fair.round] = "fail"; // SubtleCrypto needs a secure context (https or localhost)
+  }
+  actions.render();
+}
+
+/** This round, one row per player: the cards, their sum, the caller's bonus, the round's points, the total. */
+function roundTable(r, table, room, over) {
+  const winners = table.winners;
+  const head = ["player", "cards", "sum", "crispBonus", "roundPoints", "total"];
+  return h(
+    "table",
+    { class: "round-table" },
+    h("caption", { class: "sr-only" }, t("roundOver")),
+    h("thead", {}, h("tr", {}, head.map((k, i) => h("th", { scope: "col", class: `col-${k}` }, i === 0 ? h("span", { class: "sr-only" }, t(k)) : t(k))))),
+    h(
+      "tbody",
+      {},
+      room.seats.map((s, i) => {
+        const bonus = r.points[i] - r.sums[i];
+        return h(
+          "tr",
+          { class: `${r.caller === i ? "caller" : ""} ${over && winners.includes(i) ? "winner" : ""}` },
+          h("th", { scope: "row" }, h("span", { class: "seat-name" }, `${over && winners.includes(i) ? "★ " : ""}${s.name}`)),
+          h("td", { class: "col-cards" }, h("span", { class: "mini-hand", role: "img", "aria-label": r.hands[i].map((c) => cardName(c)).join(", ") }, r.hands[i].map((c) => cardFace(c, "mini")))),
+          h("td", {}, String(r.sums[i])),
+          h(
+            "td",
+            { class: `points ${bonus < 0 ? "good" : bonus > 0 ? "bad" : ""}` },
+            r.caller === i ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
+            bonus ? h("span", { class: "bonus" }, `${bonus < 0 ? "−" : "+"}${Math.abs(bonus)}`) : null,
+          ),
+          h("td", {}, String(r.points[i])),
+          h("td", { class: "total" }, String(table.totals[i])),
+        );
+      }),
+    ),
+  );
+}
+
+/** Why the caller got -5 or +5, in words. */
+function callerLine(r, room) {
+  if (r.caller === null || r.caller === undefined) return null;
+  const name = room.seats[r.caller]?.name ?? "";
+  const bonus = r.points[r.caller] - r.sums[r.caller];
+  if (bonus < 0) return h("p", { class: "caller-line" }, t("callerAlone", name));
+  const rivals = room.seats.map((_, i) => i).filter((i) => i !== r.caller && r.sums[i] <= r.sums[r.caller]);
+  return h("p", { class: "caller-line" }, t("callerBeaten", name, rivals.map((i) => room.seats[i]?.name ?? "").join(", "), rivals.length));
+}
+
+/** Every round's points so far, one row per player (a long game scrolls sideways inside its box). */
+function scoreboard(table, room) {
+  return h(
+    "div",
+    { class: "scroll-x" },
+    h(
+      "table",
+      { class: "scores" },
+      h("caption", {}, t("scoreboard")),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("player"))), table.scores.map((_, k) => h("th", { scope: "col" }, t("roundShort", k + 1))), h("th", { scope: "col" }, t("total")))),
+      h(
+        "tbody",
+        {},
+        room.seats.map((s, i) => h("tr", {}, h("th", { scope: "row" }, h("span", { class: "seat-name" }, s.name)), table.scores.map((row) => h("td", {}, String(row[i]))), h("td", {}, h("strong", {}, String(table.totals[i]))))),
+      ),
+    ),
+  );
+}
+
+function fairLine(check) {
+  const how = h("button", { class: "link how", "data-key": "fair-how", "data-local": true, onclick: () => openRules("rules-online") }, t("fairHow"));
+  if (check === "ok") return h("p", { class: "fair ok" }, `✓ ${t("deckVerifiedPlain")} `, how);
+  if (check === "fail") return h("p", { class: "fair fail" }, `✗ ${t("deckNotVerifiedPlain")} `, how);
+  return h("p", { class: "fair" }, t("deckChecking"));
+}
+
+export function roundOverlay() {
+  const { room, table, you } = app.state;
+  const r = table.round;
+  const over = room.phase === "game_over";
+  const me = you.seat;
+  const fair = room.fair;
+  const check = fair ? app.fair[fair.round] : null;
+  const winners = table.winners;
+  const ends = clockIn("next_round_in");
+  const ready = me !== null && room.seats[me]?.ready;
+  let title = t("roundOver");
+  if (over) title = winners.includes(me) ? t("youWon") : winners.length > 1 ? t("sharedWin") : `${t("winner")}: ${room.seats[winners[0]]?.name}`;
+  return h(
+    "div",
+    { class: "overlay results", role: "dialog", "aria-modal": "false", "aria-labelledby": "results-title" },
+    h(
+      "div",
+      { class: "results-body" },
+      h("h2", { id: "results-title" }, title),
+      over && winners.length > 1 ? h("p", {}, `${t("winners")}: ${winners.map((w) => room.seats[w]?.name).join(", ")}`) : null,
+      callerLine(r, room),
+      roundTable(r, table, room, over),
+      fairLine(check),
+      scoreboard(table, room),
+      over ? historyPanel() : null,
+    ),
+    // The way on stays in sight, however long the lists above.
+    h(
+      "div",
+      { class: "results-foot" },
+      over
+        ? you.host
+          ? h("button", { class: "primary big", "data-key": "rematch", onclick: () => send({ type: "rematch" }) }, t("rematch"))
+          : h("p", { class: "muted" }, t("waitingRematch", room.seats[room.host]?.name ?? ""))
+        : me === null
+          ? null
+          : ready
+            ? h("p", { class: "muted" }, t("waitingOthers"))
+            : h("button", { class: "primary big", "data-key": "ready", onclick: () => send({ type: "ready" }) }, t("ready")),
+      !over && ends ? h("p", { class: "muted countdown", dataset: { ends: String(ends), format: "next" } }) : null,
+    ),
+  );
+}

@@ -1,0 +1,369 @@
+// The table: the other players' seats, the piles, your hand, the moves you may make, the peek at the deal.
+
+import { cardFace, spoken } from "../cards.js";
+import { h } from "../dom.js";
+import { cardName, getLang, slotLabel, slotName, t } from "../i18n.js";
+import { SLOTS, actions, app, clockIn, effects, mySeat } from "../state.js";
+import { confirmLeave, langButton, openRules, renderAt, ring } from "../ui.js";
+import { touched } from "../motion.js";
+import { roundOverlay } from "./results.js";
+
+const REACTIONS = ["👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "🍀"];
+
+const send = (message) => actions.send(message);
+const render = () => actions.render();
+
+export function tableScreen() {
+  const { room, table, you } = app.state;
+  const r = table.round;
+  const me = you.seat;
+  const n = room.seats.length;
+  const order = me === null ? [...Array(n).keys()] : [...Array(n - 1).keys()].map((k) => (me + 1 + k) % n);
+  const phase = room.phase;
+  const myTurn = phase === "play" && r && r.turn === me;
+  shownNow.clear();
+  const screen = h(
+    "section",
+    { class: `screen table phase-${phase} seats-${n}` },
+    tableBar(),
+    h("div", { class: "opponents", role: "list" }, order.map((s) => seatBox(s))),
+    phase === "peek" ? peekPanel() : centerArea(r, me, myTurn),
+    phase === "peek" ? null : turnState(r, me, myTurn),
+    me === null ? h("p", { class: "spectating" }, t("spectating")) : myHand(r, me, myTurn),
+    me === null ? null : myLine(r, me),
+    actionBar(r, me, myTurn),
+    h("p", { class: "event-line", "aria-live": "polite" }, app.lines.slice(-2).map((l) => h("span", {}, l))),
+    me === null ? null : reactionBar(),
+    phase === "round_over" || phase === "game_over" ? roundOverlay() : null,
+  );
+  for (const key of firstSeen.keys()) if (!shownNow.has(key)) firstSeen.delete(key);
+  return screen;
+}
+
+// -- no tap by accident ------------------------------------------------------------------------------
+// A move button that appears under a finger must not take the tap meant for the button that was there:
+// for GUARD_MS after it appears it is disabled, and a tap that began before then does not count.
+
+const GUARD_MS = 400;
+const firstSeen = new Map(); // data-key -> when the button first appeared
+const shownNow = new Set();
+let lastPointerDown = -Infinity;
+document.addEventListener("pointerdown", () => (lastPointerDown = performance.now()), true);
+
+function moveButton(key, attrs, onpress, ...children) {
+  const now = performance.now();
+  shownNow.add(key);
+  if (!firstSeen.has(key)) firstSeen.set(key, now);
+  const armedAt = firstSeen.get(key) + GUARD_MS;
+  if (armedAt > now) renderAt(armedAt);
+  return h(
+    "button",
+    {
+      ...attrs,
+      "data-key": key,
+      disabled: attrs.disabled || armedAt > now,
+      onclick: (e) => {
+        // e.detail is 0 for a keyboard press: only a pointer can have started before the button was there.
+        if (e.detail !== 0 && lastPointerDown < armedAt) return;
+        onpress();
+      },
+    },
+    ...children,
+  );
+}
+
+function tableBar() {
+  const { room, table } = app.state;
+  const r = table.round;
+  return h(
+    "header",
+    { class: "bar" },
+    h("span", { class: "code-badge small" }, room.code),
+    r ? h("span", {}, t("round", r.index + 1)) : null,
+    h("span", { class: "spacer" }),
+    h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, "?", h("span", { class: "sr-only" }, t("howToPlay"))),
+    langButton(getLang() === "de" ? "EN" : "DE"),
+    h(
+      "button",
+      {
+        class: "link",
+        "data-key": "sound",
+        "data-local": true,
+        "aria-label": t("sound"),
+        "aria-pressed": effects.sound ? "true" : "false",
+        onclick: () => {
+          effects.toggleSound();
+          render();
+        },
+      },
+      effects.sound ? "🔊" : "🔈",
+    ),
+    h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
+  );
+}
+
+/** The turn clock's seconds as players read them: never more than the limit (the clock of a move
+ * includes the 2-second wait before it, which the limit does not). */
+function turnLimitMs() {
+  return (app.state.table.options.turn_seconds ?? 60) * 1000;
+}
+
+function seatBox(seat) {
+  const { room, table } = app.state;
+  const r = table.round;
+  const info = room.seats[seat];
+  const turn = r && !r.ended && r.turn === seat && room.phase === "play";
+  const hand = r?.hands?.[seat];
+  const picking = app.queen && app.queen.slot;
+  const cards = SLOTS.map((slot, i) => {
+    const code = hand ? hand[i] : null;
+    const mark = touched(seat, slot) ? " touched" : "";
+    if (picking && seat !== mySeat()) {
+      return h(
+        "button",
+        {
+          class: "mini-card target",
+          "data-key": `target-${seat}-${slot}`,
+          "data-anim": `seat-${seat}-${slot}`,
+          "aria-label": t("theirCard", info.name, slotName(slot)),
+          onclick: () => {
+            send({ type: "queen", slot: app.queen.slot, target: seat, target_slot: slot });
+            app.queen = null;
+          },
+        },
+        cardFace(null, "mini"),
+      );
+    }
+    return h(
+      "span",
+      { class: `mini-card${mark}`, "data-anim": `seat-${seat}-${slot}`, role: "img", "aria-label": `${t("theirCard", info.name, slotName(slot))}: ${spoken(code)}` },
+      cardFace(code, "mini"),
+    );
+  });
+  const floating = app.reactions.filter((x) => x.seat === seat && x.until > performance.now());
+  const status = info.left ? t("leftGame") : !info.connected ? t("away") : null;
+  const total = table.totals[seat] ?? 0;
+  return h(
+    "div",
+    { class: `seat ${turn ? "turn" : ""} ${info.connected ? "" : "away"} ${info.left ? "gone" : ""}`, role: "listitem" },
+    h("span", { class: "seat-name" }, info.name, status ? h("span", { class: "sr-only" }, `, ${status}`) : null),
+    h("div", { class: "mini-hand" }, cards),
+    h(
+      "div",
+      { class: "seat-tags" },
+      h("span", { class: `dot ${info.connected && !info.left ? "on" : "off"}`, "aria-hidden": "true" }),
+      r && r.dealer === seat ? dealerTag() : null,
+      seat === room.host ? h("span", { class: "badge tiny", title: t("host"), "aria-label": t("host") }, "★") : null,
+      r && r.caller === seat ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
+      turn && r.drawn ? h("span", { class: "holding", title: t("drawnBy", info.name) }, cardFace(r.drawn.card, "micro")) : null,
+      h("span", { class: "total", "aria-label": `${t("total")}: ${total}` }, String(total)),
+    ),
+    floating.map((x) => h("span", { class: "float-reaction", "aria-hidden": "true" }, x.emoji)),
+  );
+}
+
+function dealerTag() {
+  return h("span", { class: "badge tiny dealer", title: t("dealer"), "aria-label": t("dealer") }, t("dealerShort"));
+}
+
+function centerArea(r, me, myTurn) {
+  if (!r) return null;
+  const can = app.state.you.can;
+  const top = r.discard.length ? r.discard[r.discard.length - 1] : null;
+  const drawnCard = app.state.you.drawn_card ?? (r.drawn && r.turn === me ? r.drawn.card : null);
+  let middle = null;
+  if (can.includes("crisp")) {
+    // In the drawn card's place, away from the move buttons: never where the finger just was.
+    const ends = clockIn("window_closes_in");
+    middle = moveButton(
+      "crisp",
+      { class: "crisp-button", "aria-label": `${t("crisp")} ${t("crispHint")}` },
+      () => send({ type: "crisp" }),
+      h("span", {}, t("crisp")),
+      ends ? h("span", { class: "countdown", dataset: { ends: String(ends) } }) : null,
+    );
+  } else if (myTurn && drawnCard) {
+    middle = h(
+      "div",
+      { class: "drawn-card", "data-anim": "drawn" },
+      h("span", { class: "sr-only" }, `${t("youDrew")}: ${cardName(drawnCard)}`),
+      cardFace(drawnCard, "big"),
+    );
+  } else if (r.drawn && r.turn !== me && room().phase === "play") {
+    middle = h("div", { class: "drawn-card", "data-anim": "drawn", "aria-hidden": "true" }, cardFace(r.drawn.card, "big"));
+  }
+  return h(
+    "div",
+    { class: "center" },
+    h(
+      "button",
+      {
+        class: "pile draw-pile",
+        "data-key": "draw-pile",
+        "data-anim": "deck",
+        disabled: !can.includes("draw_deck"),
+        "aria-label": t("drawPileCount", r.draw_pile),
+        onclick: () => send({ type: "draw", from: "deck" }),
+      },
+      cardFace(null),
+      h("span", { class: "count" }, String(r.draw_pile)),
+    ),
+    h("div", { class: "drawn", "aria-live": "polite" }, middle),
+    h(
+      "button",
+      {
+        class: "pile discard-pile",
+        "data-key": "discard-pile",
+        "data-anim": "discard",
+        disabled: !can.includes("draw_discard"),
+        "aria-label": top ? t("discardTop", cardName(top)) : t("discardEmpty"),
+        onclick: () => send({ type: "draw", from: "discard" }),
+      },
+      top ? cardFace(top) : h("span", { class: "card empty", "aria-hidden": "true" }),
+    ),
+  );
+}
+
+function room() {
+  return app.state.room;
+}
+
+/** Whose move it is, in words, with its countdown: "Ana may call Crisp 2", then "Ben: draw 30". */
+function turnState(r, me, myTurn) {
+  if (!r || room().phase !== "play") return h("p", { class: "turn-state" });
+  const { you } = app.state;
+  const can = you.can;
+  const now = performance.now();
+  const nameOf = (seat) => room().seats[seat]?.name ?? "";
+  const mayDraw = clockIn("may_draw_in");
+  const windowEnds = clockIn("window_closes_in");
+  const waiting = r.window && mayDraw !== null && mayDraw > now + 50 && !r.drawn;
+  let text;
+  let countdown = null;
+  if (waiting) {
+    // The crisp window's first two seconds: the next player may not draw yet.
+    const caller = r.window.seat;
+    if (caller === me) text = t("youMayCall");
+    else text = myTurn ? t("mayCallThenYou", nameOf(caller)) : t("mayCall", nameOf(caller));
+    renderAt(mayDraw);
+    if (windowEnds) countdown = h("span", { class: "countdown window-count", dataset: { ends: String(windowEnds) } });
+  } else {
+    if (app.queen && app.queen.slot) text = t("queenPickTheirsFor", slotName(app.queen.slot));
+    else if (app.queen) text = t("queenPickMine");
+    else if (myTurn && can.includes("swap") && !can.includes("discard") && !can.includes("jack") && !can.includes("queen")) text = t("mustSwapHint");
+    else if (myTurn && can.includes("swap")) text = t("swapHint");
+    else if (myTurn) text = t("yourTurnDraw");
+    else text = r.drawn ? t("turnPlay", nameOf(r.turn)) : t("turnDraw", nameOf(r.turn));
+    const deadline = clockIn("deadline_in") ?? clockIn("auto_timeout_in");
+    if (deadline) countdown = ring(Math.min(deadline, now + turnLimitMs()), turnLimitMs(), t("timeLeftLabel"));
+  }
+  const bits = [h("span", { class: "prompt-text" }, text), countdown];
+  const extra = r.extra_moves + (app.kingTurn === r.turn ? 1 : 0);
+  if (extra > 0 && (app.kingTurn === r.turn || r.extra_moves > 0)) bits.push(h("span", { class: "badge extra-moves" }, t("extraMovesToPlay", extra)));
+  if (r.caller !== null) bits.push(h("span", { class: "badge crisp-badge final-turns" }, t("finalTurnsLeft", nameOf(r.caller), r.final_turns_left ?? 0)));
+  return h("p", { class: `turn-state prompt ${myTurn && !waiting ? "mine" : ""}`, role: "status" }, bits);
+}
+
+function myHand(r, me, myTurn) {
+  const can = app.state.you.can;
+  const mine = app.reactions.filter((x) => x.seat === me && x.until > performance.now());
+  const hand = r?.hands?.[me];
+  const swapping = myTurn && can.includes("swap") && !app.queen;
+  const pickingQueen = app.queen && !app.queen.slot;
+  const now = performance.now();
+  return h(
+    "div",
+    { class: "my-hand" },
+    SLOTS.map((slot, i) => {
+      const peek = app.peeks[slot];
+      const shown = hand ? hand[i] : peek && peek.until > now ? peek.card : null;
+      const active = swapping || pickingQueen;
+      const picked = app.queen?.slot === slot;
+      const label = `${t("yourCard", slotName(slot))}${shown ? `: ${cardName(shown)}` : ""}${picked ? ` (${t("picked")})` : ""}`;
+      return h(
+        "button",
+        {
+          class: `slot ${active ? "active" : ""} ${shown && !hand ? "peeking" : ""} ${picked ? "picked" : ""} ${touched(me, slot) ? "touched" : ""}`,
+          "data-key": `slot-${slot}`,
+          "data-anim": `seat-${me}-${slot}`,
+          disabled: !active,
+          "aria-label": label,
+          onclick: () => {
+            if (pickingQueen) {
+              app.queen = { slot };
+              render();
+            } else if (swapping) send({ type: "swap", slot });
+          },
+        },
+        cardFace(shown, "big"),
+        h("span", { class: "slot-name", "aria-hidden": "true" }, picked ? `✓ ${slotLabel(slot)}` : slotLabel(slot)),
+        peek && peek.why !== "deal" && peek.until > now && !hand
+          ? h("span", { class: "countdown peek-count", "aria-hidden": "true", dataset: { ends: String(peek.until) } })
+          : null,
+      );
+    }),
+    mine.map((x) => h("span", { class: "float-reaction", "aria-hidden": "true" }, x.emoji)),
+  );
+}
+
+/** Your own name, total and dealer marker, always in sight. */
+function myLine(r, me) {
+  const { room, table } = app.state;
+  const total = table.totals[me] ?? 0;
+  return h(
+    "p",
+    { class: "my-line" },
+    h("span", { class: "my-name" }, room.seats[me]?.name ?? ""),
+    r && r.dealer === me ? dealerTag() : null,
+    r && r.caller === me ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
+    h("span", { class: "my-total" }, t("yourTotal", total)),
+  );
+}
+
+function actionBar(r, me, myTurn) {
+  if (!r || me === null) return null;
+  const can = app.state.you.can;
+  const buttons = [];
+  if (myTurn && !app.queen) {
+    if (can.includes("draw_deck")) buttons.push(moveButton("act-draw", { class: "primary" }, () => send({ type: "draw", from: "deck" }), t("draw")));
+    if (can.includes("draw_discard")) buttons.push(moveButton("act-take", { class: "secondary" }, () => send({ type: "draw", from: "discard" }), t("takeDiscard")));
+    if (can.includes("jack")) buttons.push(moveButton("act-jack", { class: "special" }, () => send({ type: "jack" }), t("useJack")));
+    if (can.includes("queen"))
+      buttons.push(
+        moveButton("act-queen", { class: "special" }, () => { app.queen = {}; render(); }, t("useQueen")),
+      );
+    if (can.includes("king")) buttons.push(moveButton("act-king", { class: "special" }, () => send({ type: "king" }), t("useKing")));
+    if (can.includes("discard")) buttons.push(moveButton("act-discard", { class: "secondary" }, () => send({ type: "discard" }), t("discardIt")));
+  }
+  if (app.queen) buttons.push(h("button", { class: "secondary", "data-key": "act-cancel", onclick: () => { app.queen = null; render(); } }, t("cancel")));
+  return h("div", { class: "actions" }, buttons);
+}
+
+function reactionBar() {
+  return h(
+    "div",
+    { class: "reactions", role: "group", "aria-label": t("reactions") },
+    REACTIONS.map((emoji) =>
+      h("button", { class: "emoji", "data-key": `react-${emoji}`, "aria-label": t("react", emoji), onclick: () => send({ type: "react", emoji }) }, emoji),
+    ),
+  );
+}
+
+/** The deal's peek, in the piles' place: nothing may cover the cards it shows. */
+function peekPanel() {
+  const { room, you } = app.state;
+  const ends = clockIn("peek_ends_in");
+  const me = you.seat;
+  const ready = me !== null && room.seats[me]?.ready;
+  return h(
+    "div",
+    { class: "peek-panel", role: "region", "aria-labelledby": "peek-title" },
+    h("h2", { id: "peek-title" }, t("peekTitle"), ends ? h("span", { class: "countdown peek-ends", dataset: { ends: String(ends) } }) : null),
+    h("p", {}, t("peekHint")),
+    me === null
+      ? null
+      : ready
+        ? h("p", { class: "waiting" }, t("waitingOthers"))
+        : h("button", { class: "primary", "data-key": "ready", onclick: () => send({ type: "ready" }) }, t("ready")),
+  );
+}

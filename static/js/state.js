@@ -1,0 +1,60 @@
+// The one state object every screen reads, the server's clocks turned into page times, and the hooks the
+// screens call to act (main.js fills them in: it owns the connection and the drawing).
+
+import { Effects } from "./effects.js";
+import { loadSession } from "./net.js";
+
+export const SLOTS = ["left", "middle", "right"];
+
+export const app = {
+  screen: "home",
+  returnTo: "home",
+  status: "idle",
+  state: null,
+  welcome: null,
+  session: loadSession(),
+  lines: [],
+  peeks: {}, // slot -> {card, until, why}
+  queen: null, // the Queen flow: {slot} once the own card is picked
+  kingTurn: null, // the seat whose turn a King gave extra moves to (the move under way is one of them)
+  touched: {}, // "seat-" -> {slot: true}: the slots a move just changed, highlighted for a moment
+  receivedAt: 0,
+  reactions: [], // {seat, emoji, until}
+  fair: {}, // round -> "checking" | "ok" | "fail"
+  notice: null,
+  unavailable: null, // the server's text while the room cannot save (an "unavailable" message), else null
+  joinCode: codeFromPath(),
+  roomInfo: null,
+  busy: false,
+  history: null, // {code, games} of the room's finished games
+  gone: null, // {room, token, games} of the room this device had a seat in, found closed
+};
+
+export const effects = new Effects();
+
+/** What the screens may do; main.js sets these once the connection exists. */
+export const actions = {
+  render: () => {},
+  send: (_message) => {},
+  enter: (_message) => {},
+};
+
+function codeFromPath() {
+  const m = location.pathname.match(/^\/r\/([A-Za-z0-9]{4,8})\/?$/);
+  return m ? m[1].toUpperCase() : "";
+}
+
+export function mySeat() {
+  return app.state?.you?.seat ?? null;
+}
+
+export function names() {
+  return app.state?.room?.seats?.map((s) => s.name) ?? [];
+}
+
+/** When the server's clock `key` runs out, in `performance.now()` time; null if it is not running. */
+export function clockIn(key) {
+  const left = app.state?.clock?.[key];
+  if (left === null || left === undefined) return null;
+  return app.receivedAt + left;
+}

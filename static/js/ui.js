@@ -1,0 +1,152 @@
+// Small rendering helpers the screens share: the toast, the clock ring, the top buttons, the past games.
+
+import { h, svg } from "./dom.js";
+import { getLang, setLang, t } from "./i18n.js";
+import { actions, app, effects } from "./state.js";
+
+const toastEl = document.getElementById("toast");
+let toastTimer = 0;
+
+export function toast(text) {
+  toastEl.textContent = text;
+  toastEl.classList.add("show");
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => toastEl.classList.remove("show"), 3500);
+}
+
+/** A countdown ring that `tick` in main.js winds down: `endsAt` in page time, `total` in ms. */
+export function ring(endsAt, total, label) {
+  const r = 16;
+  const c = 2 * Math.PI * r;
+  const circle = svg("circle", { cx: 20, cy: 20, r, class: "ring-fg", "stroke-dasharray": c.toFixed(2) });
+  const el = svg("svg", { viewBox: "0 0 40 40", class: "ring", "aria-hidden": "true" }, svg("circle", { cx: 20, cy: 20, r, class: "ring-bg" }), circle);
+  const text = h("span", { class: "ring-text countdown", dataset: { ends: String(endsAt) } });
+  return h("span", { class: "clock", role: "timer", "aria-label": label, dataset: { ends: String(endsAt), total: String(total) } }, el, text);
+}
+
+const wakeups = new Set();
+
+/** Draw again at page time `when` (a wait that ends, a button that arms), once per instant. */
+export function renderAt(when) {
+  const key = Math.round(when);
+  if (wakeups.has(key)) return;
+  wakeups.add(key);
+  setTimeout(() => {
+    wakeups.delete(key);
+    actions.render();
+  }, Math.max(0, when - performance.now()) + 20);
+}
+
+export function switchLang() {
+  setLang(getLang() === "de" ? "en" : "de");
+  actions.render();
+}
+
+/** The rules screen, at its top or at the section with the id `anchor`. */
+export function openRules(anchor = null) {
+  app.returnTo = app.screen;
+  app.screen = "rules";
+  actions.render();
+  const section = anchor ? document.getElementById(anchor) : null;
+  if (section) section.scrollIntoView();
+  else window.scrollTo(0, 0);
+}
+
+export function confirmLeave() {
+  if (window.confirm(t("leaveConfirm"))) actions.send({ type: "leave" });
+}
+
+function toggleButton(key, label, pressed, toggle) {
+  return h(
+    "button",
+    {
+      class: "link",
+      "data-key": key,
+      "data-local": true,
+      "aria-pressed": pressed ? "true" : "false",
+      onclick: () => {
+        toggle();
+        actions.render();
+      },
+    },
+    `${label}: ${pressed ? t("on") : t("off")}`,
+  );
+}
+
+export function langButton(text = t("language")) {
+  return h("button", { class: "link", "data-key": "lang", "data-local": true, "aria-label": t("languageLabel"), onclick: () => switchLang() }, text);
+}
+
+/** Rules, language, sound and vibration: the home screen's and the lobby's top row. */
+export function topButtons() {
+  return h(
+    "div",
+    { class: "top-buttons" },
+    h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, t("howToPlay")),
+    langButton(),
+    toggleButton("sound", t("sound"), effects.sound, () => effects.toggleSound()),
+    "vibrate" in navigator ? toggleButton("vibrate", t("vibration"), effects.vibrate, () => effects.toggleVibration()) : null,
+  );
+}
+
+async function downloadRecord(gameId, token = app.session?.token) {
+  try {
+    const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/record`, {
+      headers: { Authorization: `Bearer ${token ?? ""}` },
+    });
+    if (!response.ok) throw new Error(String(response.status));
+    const url = URL.createObjectURL(await response.blob());
+    const a = h("a", { href: url, download: `crisp-${gameId}.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch {
+    toast(t("recordUnavailable"));
+  }
+}
+
+/** The room's finished games (lobby and game end), with a record download for their players. */
+export function historyPanel() {
+  const games = app.history && app.state && app.history.code === app.state.room.code ? app.history.games : [];
+  if (!games.length) return null;
+  const myName = app.state.you.seat !== null ? app.state.room.seats[app.state.you.seat]?.name : null;
+  return gamesPanel(t("pastGames"), games, (g) => myName && g.players.includes(myName), app.session?.token);
+}
+
+/** The games of the room this device had a seat in, found closed (an abandoned game ends its room): the
+ * records are served to the game's players only, and the seat token says who that is. */
+export function goneGamesPanel() {
+  const gone = app.gone;
+  if (!gone || !gone.games.length) return null;
+  return gamesPanel(t("goneGames", gone.room), gone.games, () => true, gone.token);
+}
+
+function gamesPanel(title, games, mine, token) {
+  return h(
+    "div",
+    { class: "card-panel history" },
+    h("h2", {}, title),
+    h(
+      "ol",
+      { class: "past-games" },
+      games.map((g) =>
+        h(
+          "li",
+          {},
+          h(
+            "span",
+            { class: "past-scores" },
+            g.players.map((name, i) =>
+              h("span", { class: g.winners.includes(i) ? "winner" : "" }, `${g.winners.includes(i) ? "★ " : ""}${name} ${g.totals[i]}`),
+            ),
+            g.abandoned ? h("span", { class: "muted" }, t("abandoned")) : null,
+          ),
+          mine(g)
+            ? h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id, token) }, t("downloadRecord"))
+            : null,
+        ),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,565 @@
+"""Real outages during real games: PostgreSQL stopped or cut off for 15 s during 30 games, a full SQLite disk
+during 20.
+
+The real server runs as a subprocess; two real clients per room play over real WebSockets as fast as the
+rules let them. Midway the database fails (see each test), for 15 s, and comes back. Then:
+
+* every game goes on without a restart and is played to its end;
+* nothing acknowledged is lost and nothing unsaved was shown: each seat's state when its room comes back
+  (the ``update`` with the event ``available``) is exactly the last one it saw before (``essentials``:
+  hands, piles, turn, drawn card, scores), or, where the commit that failed was written after all (its
+  answer lost with the connection), the state the record has a few actions later; and each finished game's
+  stored record replays, with nothing refused, to the totals its players saw;
+* every room was suspended (its players got ``unavailable``, and nobody lost the connection);
+* ``/healthz`` answered 503 with a reason while the database was away, and 200 once the rooms were back.
+
+PostgreSQL, two ways. Stopped: a cluster of the test's own (``initdb`` in a temporary folder, a free port)
+is shut down with ``pg_ctl stop -m fast`` (sessions are ended, new connections refused) and started again;
+stopping the suite's cluster would take the database away from every other test running at the same time.
+PostgreSQL refuses to run as root, so the cluster runs as the ``postgres`` user, which needs root (CI runs
+as root). Unreachable: the server reaches the suite's PostgreSQL through a TCP proxy in this test, which
+the test cuts (every connection reset, new ones refused) and reopens; it needs nothing but the database the
+suite already has, and so runs wherever ``CRISP_TEST_DATABASE_URL`` is set.
+
+SQLite: the database lives on a tmpfs of a few megabytes, which a filler file fills to the last byte
+(``SQLITE_FULL``), and deleting the filler frees; a reader holding a snapshot keeps the WAL from starting
+over meanwhile, so that every commit must grow it (else commits come and go as checkpoints free WAL space).
+Mounting needs root (CI runs as root); elsewhere the same failure is made with a file-size limit on the
+server process (``RLIMIT_FSIZE``: writes past a file's first byte fail with ``EFBIG``), raised again to
+free the "disk".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import pwd
+import resource
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy.engine import make_url
+
+from crisp_server.client import CrispClient
+from crisp_server.engine import parse_record, replay_game
+from crisp_server.engine.views import table_view
+from tests.conftest import IN_CI
+from tests.databases import PG_URL, database
+from tests.e2e.procs import free_port, server_process
+from tests.e2e.test_restart import essentials as _essentials
+
+OUTAGE_SECONDS = 15.0
+#: Every client comes from 127.0.0.1: the look-up limit per address is for strangers guessing codes.
+ENV = {"CRISP_LOOKUP_BURST": "10000", "CRISP_LOOKUP_PER_MINUTE": "10000"}
+
+
+def essentials(state: dict[str, Any]) -> dict[str, Any]:
+    """What a seat sees that the log decides (``you.can`` also follows the clock: a comeback closes an
+    open Crisp window, as a restart does)."""
+    out = _essentials(state)
+    del out["you"]["can"]
+    return out
+
+
+# -- the players -------------------------------------------------------------------------------------------
+
+
+def _suspended(c: CrispClient) -> bool:
+    """The last word from the room was ``unavailable`` (an ``update`` says it is over)."""
+    for m in reversed(c.messages):
+        if m["type"] == "unavailable":
+            return True
+        if m["type"] == "update":
+            return False
+    return False
+
+
+def _move(c: CrispClient) -> dict[str, Any] | None:
+    """What this seat does now, if anything: get ready, call Crisp once the discard pile has grown a little,
+    draw when the clock lets it, play a drawn card."""
+    state = c.state
+    if state is None or _suspended(c):
+        return None
+    seat = c.seat
+    room, you = state["room"], state["you"]
+    if room["phase"] in ("peek", "round_over"):
+        return None if seat is None or room["seats"][seat]["ready"] else {"type": "ready"}
+    if room["phase"] != "play":
+        return None
+    can: list[str] = you["can"]
+    if "crisp" in can and len(state["table"]["round"]["discard"]) >= 4:  # in one's window, after a move
+        return {"type": "crisp"}
+    if not c.my_turn():
+        return None
+    if you["drawn_card"] is not None:
+        kind = next(k for k in ("discard", "king", "jack", "queen", "swap") if k in can)
+        if kind == "queen":
+            return {"type": "queen", "slot": "left", "target": 1 - seat, "target_slot": "left"}  # type: ignore[operator]
+        return {"type": "swap", "slot": "left"} if kind == "swap" else {"type": kind}
+    if "draw_deck" in can and not state["clock"]["may_draw_in"]:
+        return {"type": "draw"}
+    return None
+
+
+@dataclass
+class Seat:
+    client: CrispClient
+    token: str
+    #: The seat's essentials when its room went unavailable, and when it came back.
+    before: list[dict[str, Any]] = field(default_factory=list)
+    after: list[dict[str, Any]] = field(default_factory=list)
+    back_at: list[float] = field(default_factory=list)  # monotonic instants of the comebacks
+
+
+async def play(seat: Seat) -> None:
+    """Play until the game is over, through the outage."""
+    c = seat.client
+    while c.phase != "game_over":
+        mark = len(c.messages)
+        move = _move(c)
+        if move is not None:
+            await c.send(move)
+        # Wait for the answer, or for anything new (the other seat's move, a clock), or poll the clocks.
+        with contextlib.suppress(TimeoutError):
+            await c.wait_for(functools.partial(_beyond, mark), timeout=0.3 if move is None else 30)
+        _note_outage(seat, mark)
+    assert c.closed is None
+
+
+def _beyond(mark: int, c: CrispClient) -> bool:
+    return len(c.messages) > mark
+
+
+def _note_outage(seat: Seat, mark: int) -> None:
+    """Keep what the seat saw just before each ``unavailable``, and what it got when the room came back."""
+    c = seat.client
+    for i in range(mark, len(c.messages)):
+        m = c.messages[i]
+        if m["type"] == "unavailable":
+            last = next((x for x in reversed(c.messages[:i]) if x["type"] in ("update", "snapshot")), None)
+            assert last is not None
+            seat.before.append(essentials(last))
+        elif m["type"] == "update" and {"type": "available"} in m["events"]:
+            seat.after.append(essentials(m))
+            seat.back_at.append(time.monotonic())
+
+
+async def table(ws: str) -> tuple[str, list[Seat]]:
+    """Two players in a started game (to 150 points, 30 s a move)."""
+    stack = contextlib.AsyncExitStack()
+    ana = await stack.enter_async_context(CrispClient.connect(ws))
+    ben = await stack.enter_async_context(CrispClient.connect(ws))
+    _STACKS.append(stack)
+    code = await ana.create("Ana")
+    await ben.join(code, "Ben")
+    await ana.set_options(score_limit=150, turn_seconds=30, discard_draw=False)
+    await ana.start()
+    seats = []
+    for c in (ana, ben):
+        assert c.token is not None
+        seats.append(Seat(c, c.token))
+    return code, seats
+
+
+_STACKS: list[contextlib.AsyncExitStack] = []
+
+
+@contextlib.asynccontextmanager
+async def games(ws: str, rooms: int) -> AsyncIterator[list[tuple[str, list[Seat]]]]:
+    try:
+        yield [await table(ws) for _ in range(rooms)]
+    finally:
+        while _STACKS:
+            await _STACKS.pop().aclose()
+
+
+class HealthLog:
+    """``/healthz`` every quarter of a second: (instant, status code, body)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.seen: list[tuple[float, int, dict[str, Any]]] = []
+        self._task = asyncio.get_running_loop().create_task(self._poll())
+
+    async def _poll(self) -> None:
+        async with httpx.AsyncClient(base_url=self.base, timeout=5) as http:
+            while True:
+                response = await http.get("/healthz")
+                self.seen.append((time.monotonic(), response.status_code, response.json()))
+                await asyncio.sleep(0.25)
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    def between(self, start: float, end: float) -> list[tuple[int, dict[str, Any]]]:
+        return [(status, body) for at, status, body in self.seen if start <= at <= end]
+
+
+#: Makes the database fail, or heals it.
+Outage = Callable[[], Awaitable[None]]
+
+
+async def outage_during_games(ws: str, base: str, rooms: int, fail: Outage, heal: Outage) -> dict[str, float]:
+    """Play ``rooms`` games; after a few seconds ``fail()``, 15 s later ``heal()``; check everything the
+    module says. The figures: seconds from ``heal()`` to the last room back, and to /healthz 200."""
+    async with games(ws, rooms) as tables:
+        health = HealthLog(base)
+        players = [asyncio.ensure_future(play(seat)) for _, seats in tables for seat in seats]
+        await asyncio.sleep(4)  # every table into its first rounds
+        assert not any(p.done() for p in players), "a game ended before the outage: make them longer"
+        failed_at = time.monotonic()
+        await fail()
+        await asyncio.sleep(OUTAGE_SECONDS)
+        healed_at = time.monotonic()
+        await heal()
+        try:
+            await asyncio.wait_for(asyncio.gather(*players), 240)
+        except TimeoutError:
+            stuck = [
+                (code, seat.client.seat, seat.client.phase, seat.client.you, seat.client.messages[-3:])
+                for code, seats in tables
+                for seat in seats
+                if seat.client.phase != "game_over"
+            ]
+            raise AssertionError(f"games did not end: {stuck}") from None
+        await asyncio.sleep(0.5)
+        await health.stop()
+
+        for code, seats in tables:
+            for seat in seats:
+                kinds = [(m["type"], m.get("v"), m.get("code")) for m in seat.client.messages]
+                assert seat.before, f"room {code}: the outage never reached it: {kinds}"
+                assert len(seat.after) == len(seat.before), f"room {code}: it did not come back each time"
+                assert seat.client.closed is None
+                assert seat.client.gaps == 0
+        # /healthz: 200 before, 503 with a reason while the database was away, 200 after the rooms came back.
+        back = max(at for _, seats in tables for seat in seats for at in seat.back_at)
+        assert {status for status, _ in health.between(0, failed_at)} == {200}
+        # Once commits fail it says so, until the rooms are back. (SQLite's commits fail once the WAL must grow:
+        # until then they reuse the space of frames already copied, seconds on a busy server.)
+        told = min(at for at, status, _ in health.seen if at > failed_at and status == 503)
+        assert told - failed_at < OUTAGE_SECONDS / 2
+        during = health.between(told, healed_at)
+        assert all(status == 503 for status, _ in during), during
+        assert all(body["status"] == "unavailable" and body["reason"] for _, body in during)
+        after = health.between(back + 0.5, time.monotonic())
+        assert after
+        assert all(status == 200 for status, _ in after), after
+        first_ok = min(at for at, status, _ in health.seen if at > healed_at and status == 200)
+
+        # Every game ended, and its stored record replays to what its players saw. Each seat came back to
+        # what it had seen: nothing acknowledged was lost, nothing unsaved was shown. Unless the commit that
+        # failed was written after all (PostgreSQL's answer to a COMMIT lost with the connection): then the
+        # room comes back with it, as the record has it (_went_on_from).
+        uncertain = 0
+        async with httpx.AsyncClient(base_url=base) as http:
+            for code, seats in tables:
+                finished = (await http.get(f"/api/rooms/{code}/games")).json()
+                assert len(finished) == 1, code
+                response = await http.get(
+                    f"/api/games/{finished[0]['id']}/record", headers={"Authorization": f"Bearer {seats[0].token}"}
+                )
+                assert response.status_code == 200
+                document = response.json()
+                game, rejected = replay_game(parse_record(document))
+                assert rejected == []
+                assert game.game_over
+                assert seats[0].client.table is not None
+                assert list(game.totals) == seats[0].client.table["totals"]
+                for seat in seats:
+                    for saw, came_back in zip(seat.before, seat.after, strict=True):
+                        if came_back != saw:
+                            uncertain += 1
+                            _went_on_from(saw, came_back, document)
+            metrics = (await http.get("/metrics")).text
+        failures = next(
+            float(x.split()[1]) for x in metrics.splitlines() if x.startswith("crisp_db_commit_failures_total")
+        )
+        assert failures >= 1
+    return {
+        "healthz_503_after_s": round(told - failed_at, 2),
+        "rooms_back_s": round(back - healed_at, 2),
+        "healthz_ok_s": round(first_ok - healed_at, 2),
+        "commit_failures": failures,
+        "comebacks_with_a_commit_whose_answer_was_lost": uncertain,
+    }
+
+
+def _summary(seen: dict[str, Any]) -> tuple[Any, ...]:
+    """The public state a seat saw (``essentials``), as the record's replay can tell it."""
+    r = seen["round"]
+    return (r["index"], r["turn"], r["draw_pile"], tuple(r["discard"]), tuple(seen["totals"]))
+
+
+def _went_on_from(before: dict[str, Any], after: dict[str, Any], document: dict[str, Any]) -> None:
+    """A room came back further than its players had seen: both states must be in the record's history,
+    ``after`` later than ``before`` by the few actions of one group commit, none of them lost."""
+    history: list[tuple[Any, ...]] = []
+    rounds = document["rounds"]
+    for r, rnd in enumerate(rounds):
+        for k in range(len(rnd["actions"]) + 1):
+            part: dict[str, Any] = {"deck": rnd["deck"], "actions": rnd["actions"][:k]}
+            resumes = [x for x in rnd.get("resumes", []) if x["after"] <= k]
+            if resumes:
+                part["resumes"] = resumes
+            game, _ = replay_game(parse_record({**document, "rounds": [*rounds[:r], part]}))
+            history.append(_summary(table_view(game)))
+    start, end = _summary(before), _summary(after)
+    assert start in history, (before, "what the seat saw is not in the record")
+    assert end in history, (after, "what the room came back to is not in the record")
+    assert 0 < history.index(end) - history.index(start) <= 5, (before, after)
+
+
+# -- PostgreSQL behind a proxy the test cuts -----------------------------------------------------------------
+
+
+class Proxy:
+    """Forwards a local port to PostgreSQL, from an event loop in a thread of its own (the test's loop is busy
+    with the players, and blocks while the server starts); ``cut`` resets every connection and refuses new
+    ones until ``open``."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = free_port()
+        self._server: asyncio.Server | None = None
+        self._links: set[asyncio.StreamWriter] = set()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="pg proxy", daemon=True)
+        self._thread.start()
+
+    async def open(self) -> None:
+        await self._in_thread(self._open())
+
+    async def cut(self) -> None:
+        await self._in_thread(self._cut())
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._cut(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    async def _in_thread(self, coro: Coroutine[Any, Any, None]) -> None:
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+
+    async def _open(self) -> None:
+        self._server = await asyncio.start_server(self._link, "127.0.0.1", self.port, reuse_address=True)
+
+    async def _cut(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for writer in list(self._links):
+            writer.transport.abort()
+        self._links.clear()
+
+    async def _link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._links.update((writer, up_writer))
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except OSError:
+                pass
+            finally:
+                dst.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        self._links.difference_update((writer, up_writer))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PG_URL and not IN_CI, reason="no CRISP_TEST_DATABASE_URL")
+async def test_postgresql_unreachable_for_15_s_during_30_games(tmp_path: Path) -> None:
+    with database("postgresql", tmp_path) as url:
+        real = make_url(url)
+        proxy = Proxy((real.host or "127.0.0.1", real.port or 5432))
+        try:
+            await proxy.open()
+            through = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+            figures = await _postgresql_outage(tmp_path, through, proxy.cut, proxy.open)
+        finally:
+            proxy.close()
+    print(f"PostgreSQL unreachable {OUTAGE_SECONDS:.0f} s during 30 games: {figures}")
+
+
+#: The PostgreSQL programs, for a cluster of the test's own (Debian's layout: the newest version installed).
+PG_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), default=None, key=lambda p: int(p.parent.name))
+
+
+def _can_run_a_cluster() -> bool:
+    """A throwaway cluster is run as the ``postgres`` user (PostgreSQL refuses root): this needs root."""
+    if PG_BIN is None or not (PG_BIN / "initdb").exists() or os.geteuid() != 0 or shutil.which("runuser") is None:
+        return False
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return False
+    return True
+
+
+class Cluster:
+    """A PostgreSQL cluster of the test's own, in a temporary folder, on a free port: stopping it stops
+    nobody else's database."""
+
+    def __init__(self) -> None:
+        assert PG_BIN is not None
+        self.port = free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="crisp-pg-"))  # /tmp: the postgres user must reach it
+        shutil.chown(self.dir, "postgres")
+        self.data = self.dir / "data"
+        self._as_postgres("initdb", "-D", str(self.data), "-A", "trust", "-U", "crisp")
+        self.url = f"postgresql+asyncpg://crisp@127.0.0.1:{self.port}/crisp"
+
+    def _as_postgres(self, program: str, *args: str) -> None:
+        assert PG_BIN is not None
+        command = ["runuser", "-u", "postgres", "--", str(PG_BIN / program), *args]
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._as_postgres("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w", "start")
+
+    def stop(self) -> None:
+        self._as_postgres("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def remove(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _can_run_a_cluster() and not IN_CI, reason="a PostgreSQL cluster of its own needs root")
+async def test_postgresql_stopped_for_15_s_during_30_games(tmp_path: Path) -> None:
+    """The real thing: PostgreSQL shuts down (``pg_ctl stop -m fast``: sessions are ended) and starts again
+    15 s later; the server's pool must notice its connections are gone."""
+    cluster = Cluster()
+    try:
+        cluster.start()
+        cluster._as_postgres("createdb", "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "crisp", "crisp")
+
+        async def stop() -> None:
+            await asyncio.to_thread(cluster.stop)
+
+        async def start() -> None:
+            await asyncio.to_thread(cluster.start)
+
+        figures = await _postgresql_outage(tmp_path, cluster.url, stop, start)
+    finally:
+        cluster.remove()
+    print(f"PostgreSQL stopped {OUTAGE_SECONDS:.0f} s during 30 games: {figures}")
+
+
+async def _postgresql_outage(tmp_path: Path, url: str, fail: Outage, heal: Outage) -> dict[str, float]:
+    log = tmp_path / "server.log"
+    with server_process(tmp_path, {**ENV, "CRISP_DATABASE_URL": url}, log=log) as (base, _proc):
+        ws = base.replace("http", "ws") + "/ws"
+        figures = await outage_during_games(ws, base, 30, fail, heal)
+    assert figures["rooms_back_s"] < 10, figures
+    text = log.read_text()
+    assert "the database cannot be written" in text
+    assert "Traceback" not in text.split("the database answers again")[-1]
+    return figures
+
+
+# -- SQLite on a disk that fills up -----------------------------------------------------------------------------
+
+
+def _mount_tmpfs(where: Path, size: str) -> bool:
+    where.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
+    )
+    return done.returncode == 0
+
+
+@contextlib.contextmanager
+def small_disk(where: Path) -> Iterator[bool]:
+    """A tmpfs of 8 MB at ``where`` if this process may mount one (whether it did)."""
+    mounted = _mount_tmpfs(where, "8m") and not os.environ.get("CRISP_TEST_NO_MOUNT")
+    try:
+        yield mounted
+    finally:
+        # Lazily if something still holds a file there (a server process being reaped): never left mounted.
+        if mounted and subprocess.run(["umount", str(where)], capture_output=True, check=False).returncode:
+            subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+def _fill(where: Path) -> Path:
+    """Write a filler file until the file system is full, to its last byte; the filler."""
+    filler = where / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        for size in (65536, 4096, 512, 1):
+            chunk = b"\0" * size
+            with contextlib.suppress(OSError):
+                while os.write(fd, chunk) == size:
+                    pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+@pytest.mark.slow
+async def test_sqlite_disk_full_during_20_games(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    with small_disk(disk) as mounted:
+        env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{disk / 'crisp.sqlite3'}"}
+        log = tmp_path / "server.log"
+        with server_process(tmp_path, env, log=log) as (base, proc):
+            ws = base.replace("http", "ws") + "/ws"
+            filler: list[Path] = []
+            # A reader that keeps its snapshot (as a long backup would) holds the WAL back: every commit must
+            # then grow it, and none can while the disk is full (without it, commits reuse the WAL's space
+            # whenever a checkpoint let it start over, and the outage comes and goes).
+            reader = sqlite3.connect(disk / "crisp.sqlite3", isolation_level=None)
+
+            async def fail() -> None:
+                reader.execute("BEGIN")
+                reader.execute("SELECT count(*) FROM actions").fetchone()
+                if mounted:
+                    filler.append(_fill(disk))
+                else:  # no mount here: the server may not write past a file's first byte now (EFBIG)
+                    resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
+
+            async def heal() -> None:
+                reader.execute("COMMIT")
+                if mounted:
+                    filler.pop().unlink()
+                else:
+                    resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+            try:
+                figures = await outage_during_games(ws, base, 20, fail, heal)
+            finally:
+                reader.close()
+    print(
+        f"SQLite disk full {OUTAGE_SECONDS:.0f} s during 20 games ({'tmpfs' if mounted else 'RLIMIT_FSIZE'}): {figures}"
+    )
+    assert figures["rooms_back_s"] < 10, figures
+    if mounted:  # (under the file-size limit, the server's log could not be written either)
+        assert "database or disk is full" in log.read_text()
