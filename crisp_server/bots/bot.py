@@ -34,10 +34,11 @@ LEVELS: Final[dict[str, type[Level]]] = {
 
 @dataclass(frozen=True, slots=True)
 class Due:
-    """Something the bot has to decide: ``move`` (draw or play, from round instant ``at`` on) or ``crisp``
-    (its window is open until ``until``); ``final``: Crisp has been called, the round ends soon."""
+    """Something the bot has to decide: ``move`` (draw or play, from round instant ``at`` on), ``crisp``
+    (its window is open until ``until``) or ``ready`` (the room waits in a peek or between rounds for its
+    players to say so; ``at`` is 0 then); ``final``: Crisp has been called, the round ends soon."""
 
-    kind: Literal["move", "crisp"]
+    kind: Literal["move", "crisp", "ready"]
     at: int
     until: int | None
     final: bool
@@ -45,6 +46,8 @@ class Due:
 
 def due(m: Memory) -> Due | None:
     """What ``m``'s seat has to decide according to its last view, if anything."""
+    if m.phase in ("peek", "round_over") and m.me is not None and not m.ready:
+        return Due("ready", 0, None, False)
     r = m.round
     if r is None or r["ended"] or m.me is None or m.phase not in (None, "play"):
         return None  # no round, or a room still in its peek (moves there are refused as too early)
@@ -86,6 +89,8 @@ def decide(level: Level, m: Memory, rng: Random) -> Decision | None:
     now = due(m)
     if now is None:
         return None
+    if now.kind == "ready":
+        return Decision({"type": "ready"})
     if now.kind == "crisp":
         if "crisp" not in m.can:
             return None

@@ -83,7 +83,7 @@ def hint(memory: Memory) -> Hint | None:
     Deterministic: the hard level draws no random numbers, so a fixed generator is enough.
     """
     now = due(memory)
-    if now is None or (now.kind == "crisp" and "crisp" not in memory.can):
+    if now is None or now.kind == "ready" or (now.kind == "crisp" and "crisp" not in memory.can):
         return None
     level = HardLevel()
     decision = decide(level, memory, Random(0))

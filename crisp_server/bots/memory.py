@@ -114,6 +114,7 @@ class Memory:
         self.table: Mapping[str, Any] = {}
         self.you: Mapping[str, Any] = {}
         self.phase: str | None = None  # the room's phase when the update has a ``room`` part (not the arena's)
+        self.ready = False  # this seat has said ``ready`` in the room's peek or pause between rounds
         self.hands: list[list[SlotInfo]] = []
         self.discard: list[str] = []  # bottom first, as in the view
         self.known_pile: list[str] | None = None  # the draw pile's order after a turn-over, top last
@@ -206,6 +207,8 @@ class Memory:
         if you:
             self.you = you
             self.me = you.get("seat")
+        if room is not None and self.me is not None and self.me < len(room.get("seats", ())):
+            self.ready = bool(room["seats"][self.me].get("ready"))
         if table is None:
             return
         self.table = table

@@ -77,7 +77,40 @@ def test_nothing_is_due_while_the_room_is_not_in_play() -> None:
         "you": private_view(game, 0),
         "events": [event_to_dict(e) for e in events if visible_to(e, 0)],
     }
-    bot.observe({**update, "room": {"phase": "peek"}})
-    assert bot.due() is None
+    seats = [{"name": n, "connected": True, "left": False, "ready": True} for n in "AB"]
+    bot.observe({**update, "room": {"phase": "peek", "seats": seats}})
+    assert bot.due() is None  # it said ready: no move is due before play
     bot.observe({**update, "events": [], "room": {"phase": "play"}})
     assert bot.due() == Due("move", 0, None, final=False)
+
+
+def _room_update(phase: str, ready: list[bool], me: int) -> dict[str, object]:
+    seats = [{"name": f"P{i}", "connected": True, "left": False, "ready": r} for i, r in enumerate(ready)]
+    return {"type": "update", "room": {"phase": phase, "seats": seats}, "table": None, "you": {"seat": me, "can": []}}
+
+
+@pytest.mark.parametrize("phase", ["peek", "round_over"])
+def test_a_bot_says_ready_once_in_the_peek_and_between_rounds(phase: str) -> None:
+    bot = Bot("easy", random.Random(1))
+    bot.observe(_room_update(phase, [False, False], 1))
+    assert bot.due() == Due("ready", 0, None, final=False)
+    assert bot.decide() == {"type": "ready"}
+    bot.observe(_room_update(phase, [False, True], 1))  # its ready went through: nothing more to say
+    assert bot.due() is None
+    assert bot.decide() is None
+
+
+@pytest.mark.parametrize("phase", ["lobby", "play", "game_over"])
+def test_a_bot_is_never_ready_outside_a_peek_or_a_pause(phase: str) -> None:
+    bot = Bot("hard", random.Random(1))
+    bot.observe(_room_update(phase, [False, False], 0))
+    assert bot.due() is None
+
+
+@pytest.mark.parametrize(("phase", "low", "high"), [("peek", 1500, 3500), ("round_over", 1500, 4000)])
+def test_ready_pauses_leave_time_to_look(phase: str, low: int, high: int) -> None:
+    rng = random.Random(5)
+    pauses = [pause_ms(Due("ready", 0, None, final=False), rng, phase) for _ in range(300)]
+    assert low <= min(pauses)
+    assert max(pauses) <= high
+    assert max(pauses) - min(pauses) > (high - low) // 2
