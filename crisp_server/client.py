@@ -203,10 +203,21 @@ class CrispClient:
         return await self._enter({"type": "watch", "room": room})
 
     async def set_options(
-        self, score_limit: int = 100, turn_seconds: int | None = None, discard_draw: bool = False
+        self,
+        score_limit: int = 100,
+        turn_seconds: int | None = None,
+        discard_draw: bool = False,
+        **more: int | None,
     ) -> None:
+        """The host's options; ``more``: the room's other options (``stand_in``), left as they are if absent."""
         await self.request(
-            {"type": "options", "score_limit": score_limit, "turn_seconds": turn_seconds, "discard_draw": discard_draw}
+            {
+                "type": "options",
+                "score_limit": score_limit,
+                "turn_seconds": turn_seconds,
+                "discard_draw": discard_draw,
+                **more,
+            }
         )
 
     async def start(self) -> None:
