@@ -188,8 +188,12 @@ class CrispClient:
         await self.wait_for(lambda c: c.state is not None and c.state["room"]["code"] == c.room, timeout, "state")
         return answer
 
-    async def create(self, name: str, lang: str = "en") -> str:
-        await self._enter({"type": "create", "name": name, "lang": lang})
+    async def create(self, name: str, lang: str = "en", *, bots: int = 0, level: str = "normal") -> str:
+        """Make a room; with ``bots``, a practice room with that many computer players, started at once."""
+        message: dict[str, Any] = {"type": "create", "name": name, "lang": lang}
+        if bots:
+            message.update(bots=bots, level=level)
+        await self._enter(message)
         assert self.room is not None
         return self.room
 

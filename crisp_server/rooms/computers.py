@@ -169,6 +169,8 @@ class Computers(Seating):
 
     def _wake_at(self) -> int | None:
         when = super()._wake_at()
+        if self.stand_in is None:  # the usual case: nothing more to look at after every message
+            return when
         for seat in self.seats:
             at = self._stand_in_at(seat)
             if at is not None:
