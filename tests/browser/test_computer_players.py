@@ -8,6 +8,7 @@ protocol's JSON Schema. Screenshots go to artifacts/screenshots/ (bots-*.png) to
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
 from pydantic import ValidationError
 
 from crisp_server.schema import InboundMessage, validate_outbound
-from tests.browser.harness import contrast_problems, fits, open_page
+from tests.browser.harness import NUMBERS_FIRST, contrast_problems, deck, fits, open_page
 from tests.e2e.procs import server_process
 
 #: Any moment at which the page has something to tap to get on with the game.
@@ -34,10 +35,23 @@ SOMETHING_TO_TAP = ", ".join(
 )
 
 
+#: Eight players, the page deals (seat 0) and moves last: 24 number cards dealt, 7 more drawn by the
+#: computer players (no King among them, so no extra draws), then the page's Jack.
+PAGE_DRAWS_A_JACK = deck([*NUMBERS_FIRST[:31], "JS"])
+
+
 @pytest.fixture
 def base(tmp_path: Path) -> Iterator[str]:
     """The real server, its computer players acting at once (CRISP_BOT_PAUSE=0)."""
     with server_process(tmp_path, {"CRISP_BOT_PAUSE": "0"}) as (url, _proc):
+        yield url
+
+
+@pytest.fixture
+def rigged(tmp_path: Path) -> Iterator[str]:
+    """The same with the first deck known (PAGE_DRAWS_A_JACK) and seat 0 dealing."""
+    env = {"CRISP_BOT_PAUSE": "0", "CRISP_TEST_DECKS": json.dumps([PAGE_DRAWS_A_JACK])}
+    with server_process(tmp_path, env, rigged=True) as (url, _proc):
         yield url
 
 
@@ -209,7 +223,7 @@ def test_play_against_the_computer_starts_at_once_and_gives_hints(browser: Brows
         expect(page.locator('[data-key="practice-normal"]')).to_be_checked()
         page.fill("#practice-name", "Ana")
         page.select_option('[data-key="practice-bots"]', "2")
-        page.get_by_text("Schwer", exact=True).click()
+        page.get_by_role("radio", name="Schwer").click()
         page.screenshot(path=str(shots / "bots-home-de.png"), full_page=True)
         me.tap("practice")
         # No lobby: the game is on at once, with two hard computer players.
@@ -273,7 +287,7 @@ def test_a_player_who_leaves_is_played_for_by_a_computer(browser: Browser, base:
         expect(ben).to_have_attribute("title", "A computer player is playing for Ben")
         expect(ben).to_contain_text("Ben")
         expect(ben.locator(".playing-for:visible")).to_have_text(re.compile(r"^(playing for|for)$"))
-        expect(host.page.locator(".event-line")).to_contain_text("A computer player now plays for Ben.")
+        expect(host.page.locator(".event-line")).to_contain_text("🤖 A computer now plays for Ben.")
         host.page.wait_for_timeout(300)
         host.page.screenshot(path=str(shots / "bots-stand-in.png"))
         assert fits(host.page) == []
@@ -286,8 +300,9 @@ def test_a_player_who_leaves_is_played_for_by_a_computer(browser: Browser, base:
 
 @pytest.mark.parametrize(("locale", "theme"), [("en-GB", "light"), ("de-DE", "dark")])
 def test_seven_computer_players_fit_a_small_phone(
-    browser: Browser, base: str, shots: Path, *, locale: str, theme: str
+    browser: Browser, rigged: str, shots: Path, *, locale: str, theme: str
 ) -> None:
+    base = rigged
     me = Checked(browser, locale=locale, dark=theme == "dark")
     page = me.page
     name = f"{locale[:2]}-{theme}"
@@ -311,6 +326,15 @@ def test_seven_computer_players_fit_a_small_phone(
         page.screenshot(path=str(shots / f"bots-8-{name}-table.png"))
         assert fits(page) == [], "table"
         assert contrast_problems(page) == [], "table"
+        # The Jack drawn: its two moves and the hint's bulb on one row, and a longer hint, still fit.
+        me.tap("act-draw")
+        for key in ("act-jack", "act-discard", "hint"):
+            expect(page.locator(f'[data-key="{key}"]')).to_be_visible()
+        me.tap("hint")
+        expect(page.locator(".hint-line")).to_be_visible()
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(shots / f"bots-8-{name}-drawn.png"))
+        assert fits(page) == [], "drawn"
         play_until(page, lambda: page.locator(".overlay.results").count() > 0, limit_s=400)
         page.wait_for_timeout(400)
         page.screenshot(path=str(shots / f"bots-8-{name}-round-over.png"))

@@ -36,7 +36,9 @@ export function tableScreen() {
     app.hint
       ? h("p", { class: "event-line hint-line", "aria-live": "polite" }, h("span", {}, h("span", { "aria-hidden": "true" }, "💡 "), app.hint.text))
       : h("p", { class: "event-line", "aria-live": "polite" }, app.lines.slice(-2).map((l) => h("span", {}, l))),
-    me === null ? null : reactionBar(),
+    // Reactions are for people: in a practice game (only computer players besides you) their row gives
+    // its room to the hint.
+    me === null || app.state.you.hints ? null : reactionBar(),
     phase === "round_over" || phase === "game_over" ? roundOverlay() : null,
   );
   for (const key of firstSeen.keys()) if (!shownNow.has(key)) firstSeen.delete(key);
@@ -53,11 +55,12 @@ function hintOffered(r, me, myTurn) {
   return you.can.includes("crisp") || (myTurn && you.can.length > 0);
 }
 
-function hintButton() {
+function hintButton(compact) {
   return h(
     "button",
     {
       class: "hint-button",
+      title: t("hint"),
       "data-key": "hint",
       "aria-label": t("hintLabel"),
       disabled: app.hintAsked !== null || app.hint !== null,
@@ -67,8 +70,8 @@ function hintButton() {
         render();
       },
     },
-    h("span", { "aria-hidden": "true" }, "💡 "),
-    t("hint"),
+    h("span", { "aria-hidden": "true" }, compact ? "💡" : "💡 "),
+    compact ? null : t("hint"),
   );
 }
 
@@ -322,6 +325,8 @@ function turnState(r, me, myTurn) {
     else if (app.queen) text = t("queenPickMine");
     else if (myTurn && can.includes("swap") && !can.includes("discard") && !can.includes("jack") && !can.includes("queen")) text = t("mustSwapHint");
     else if (myTurn && can.includes("swap")) text = t("swapHint");
+    else if (myTurn && can.includes("king")) text = t("kingHint");
+    else if (myTurn && (can.includes("jack") || can.includes("queen"))) text = t("specialHint");
     else if (myTurn) text = t("yourTurnDraw");
     else text = r.drawn ? t("turnPlay", nameOf(r.turn)) : t("turnDraw", nameOf(r.turn));
     const deadline = clockIn("deadline_in") ?? clockIn("auto_timeout_in");
@@ -405,9 +410,11 @@ function actionBar(r, me, myTurn) {
     if (can.includes("king")) buttons.push(moveButton("act-king", { class: "special" }, () => send({ type: "king" }), t("useKing")));
     if (can.includes("discard")) buttons.push(moveButton("act-discard", { class: "secondary" }, () => send({ type: "discard" }), t("discardIt")));
   }
-  if (hintOffered(r, me, myTurn)) buttons.push(hintButton());
+  // Beside two moves, the bulb alone, and the plain move as wide as its word: one row on a small phone.
+  const bulb = hintOffered(r, me, myTurn) && buttons.length >= 2;
+  if (hintOffered(r, me, myTurn)) buttons.push(hintButton(bulb));
   if (app.queen) buttons.push(h("button", { class: "secondary", "data-key": "act-cancel", onclick: () => { app.queen = null; render(); } }, t("cancel")));
-  return h("div", { class: "actions" }, buttons);
+  return h("div", { class: `actions${bulb ? " with-bulb" : ""}` }, buttons);
 }
 
 function reactionBar() {
