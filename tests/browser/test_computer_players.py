@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
 from pydantic import ValidationError
 
@@ -86,6 +87,13 @@ class Checked:
     def close(self) -> None:
         self.context.close()
         assert not self.errors, self.errors
+
+
+def accessibility_problems(page: Page) -> list[str]:
+    """The serious and critical axe-core findings on the page as it is."""
+    violations = Axe().run(page).response["violations"]
+    bad = [v for v in violations if v.get("impact") in ("serious", "critical")]
+    return [f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:5]}" for v in bad]
 
 
 def create_room(page: Page, base: str, name: str) -> str:
@@ -208,6 +216,7 @@ def test_the_host_adds_removes_and_sets_the_level_of_computer_players(browser: B
         for page in (host.page, guest.page):
             assert fits(page, controls=False) == []
             assert contrast_problems(page) == []
+            assert accessibility_problems(page) == []
     finally:
         host.close()
         guest.close()
@@ -230,6 +239,8 @@ def test_play_against_the_computer_starts_at_once_and_gives_hints(browser: Brows
         page.select_option('[data-key="practice-bots"]', "2")
         page.get_by_role("radio", name="Schwer").click()
         page.screenshot(path=str(shots / "bots-home-de.png"), full_page=True)
+        assert contrast_problems(page) == []
+        assert accessibility_problems(page) == []
         me.tap("practice")
         # No lobby: the game is on at once, with two hard computer players.
         expect(page.locator(".phase-peek")).to_be_visible()
@@ -251,6 +262,7 @@ def test_play_against_the_computer_starts_at_once_and_gives_hints(browser: Brows
         page.screenshot(path=str(shots / "bots-hint-de.png"))
         assert fits(page) == []
         assert contrast_problems(page) == []
+        assert accessibility_problems(page) == []
         # The game moves on: the hint goes, and the next moment offers a new one.
         me.tap("act-draw")
         expect(line).to_have_count(0)
