@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
-from pydantic import ValidationError
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from crisp_server.schema import InboundMessage, validate_outbound
-from tests.browser.harness import NUMBERS_FIRST, contrast_problems, deck, fits, open_page
+from tests.browser.harness import NUMBERS_FIRST, contrast_problems, deck, fits, open_page, watch
 from tests.e2e.procs import server_process
 
 #: Any moment at which the page has something to tap to get on with the game.
@@ -65,19 +63,8 @@ class Checked:
         self.context: BrowserContext
         self.context, self.page = open_page(browser, 360, 640, locale=locale, dark=dark)
         self.errors: list[str] = []
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("websocket", self._check_frames)
+        watch(self.page, self.errors)
         self.page.on("dialog", lambda d: d.accept())  # "Leave this room?"
-
-    def _check_frames(self, socket: WebSocket) -> None:
-        def check(validate: Callable[[str | bytes], object], frame: str | bytes) -> None:
-            try:
-                validate(frame)
-            except ValidationError as exc:
-                self.errors.append(f"{exc}\nin the frame: {str(frame)[:2000]}")
-
-        socket.on("framereceived", lambda frame: check(validate_outbound, frame))
-        socket.on("framesent", lambda frame: check(InboundMessage.model_validate_json, frame))
 
     def tap(self, key: str) -> None:
         button = self.page.locator(f'[data-key="{key}"]')
@@ -102,6 +89,15 @@ def create_room(page: Page, base: str, name: str) -> str:
     page.locator('[data-key="create"]').click()
     expect(page.locator(".lobby")).to_be_visible()
     return page.locator(".lobby .code-badge").inner_text().strip()
+
+
+def host_and_guest(base: str, host: Checked, guest: Checked) -> None:
+    """Ana makes a room on ``host``; Ben joins it on ``guest`` by its link."""
+    code = create_room(host.page, base, "Ana")
+    guest.page.goto(f"{base}/r/{code}")
+    guest.page.fill("#join-name", "Ben")
+    guest.tap("join")
+    expect(host.page.locator(".seats li")).to_have_count(2)
 
 
 def add_bot(page: Page, level: str) -> None:
@@ -180,11 +176,7 @@ def test_the_host_adds_removes_and_sets_the_level_of_computer_players(browser: B
     host = Checked(browser)
     guest = Checked(browser, locale="de-DE", dark=True)
     try:
-        code = create_room(host.page, base, "Ana")
-        guest.page.goto(f"{base}/r/{code}")
-        guest.page.fill("#join-name", "Ben")
-        guest.tap("join")
-        expect(host.page.locator(".seats li")).to_have_count(2)
+        host_and_guest(base, host, guest)
         add_bot(host.page, "easy")
         add_bot(host.page, "hard")
         # The guest sees each computer player's robot and level, and none of the host's controls.
@@ -281,11 +273,7 @@ def test_a_player_who_leaves_is_played_for_by_a_computer(browser: Browser, base:
     host = Checked(browser)
     guest = Checked(browser, locale="de-DE")
     try:
-        code = create_room(host.page, base, "Ana")
-        guest.page.goto(f"{base}/r/{code}")
-        guest.page.fill("#join-name", "Ben")
-        guest.tap("join")
-        expect(host.page.locator(".seats li")).to_have_count(2)
+        host_and_guest(base, host, guest)
         add_bot(host.page, "easy")
         host.page.select_option('[data-key="opt-stand_in"]', "30")
         host.tap("start")
