@@ -247,7 +247,8 @@ class SeatPlayer:
             self.say(f"game {self.games_done} over: {_by_seat(self.names, table['totals'])}; {_winners(table)}")
             if self.games_done >= self.games:
                 return End.DONE
-        others = [seat for i, seat in enumerate(room["seats"]) if i != you["seat"] and not seat["left"]]
+        # The room's own computer players (``bot`` in their seat) never start a game or ask for a rematch.
+        others = [s for i, s in enumerate(room["seats"]) if i != you["seat"] and not s["left"] and not s.get("bot")]
         went = any(e.get("type") in ("left", "kicked", "lobby") for e in state.get("events", ()))
         if not others and (room["phase"] == "game_over" or (room["phase"] == "lobby" and went)):
             # Nobody is left to start a game with (a lobby the host opened and nobody joined yet is not that).

@@ -184,6 +184,17 @@ async def test_refused_joins_say_why_and_exit_non_zero() -> None:
             assert await bot == EXIT_STOPPED  # cancelled (SIGINT, SIGTERM), it leaves the room
 
 
+async def test_a_bot_left_alone_in_the_lobby_leaves() -> None:
+    async with fast_server() as url, CrispClient.connect(url) as host:
+        code = await host.create("Ana")
+        said: list[str] = []
+        bot = asyncio.create_task(run_bot(BotOptions(url, code, "hard", pause=0), said.append))
+        await host.wait_for(seated(2), timeout=10, what="the bot seated")
+        await host.request({"type": "leave"})  # the bot is the host now, with nobody to start a game for
+        assert await asyncio.wait_for(bot, 10) == EXIT_OK
+    assert said[-2:] == ["every other player left", f"left room {code} after 0 game(s)"]
+
+
 async def test_a_full_room_refuses_the_bot() -> None:
     async with fast_server() as url, contextlib.AsyncExitStack() as stack:
         host = await stack.enter_async_context(CrispClient.connect(url))
