@@ -1,5 +1,4 @@
-"""The command line: ``serve`` (the default), ``replay``, ``migrate``, ``loadtest``, ``bench``, ``schema``, ``arena``
-and ``bot``."""
+"""The command line: ``serve`` (the default) and its other commands (``python -m crisp_server --help``)."""
 
 from __future__ import annotations
 

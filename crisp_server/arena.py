@@ -22,28 +22,9 @@ from typing import Any
 import orjson
 
 from .bots import LEVELS, Bot, Message
-from .engine import (
-    FULL_DECK,
-    Action,
-    CallCrisp,
-    Discard,
-    Draw,
-    Event,
-    Game,
-    Options,
-    Rejected,
-    Slot,
-    Source,
-    Swap,
-    TimeOut,
-    UseJack,
-    UseKing,
-    UseQueen,
-    event_to_dict,
-    visible_to,
-)
+from .engine import FULL_DECK, Action, Event, Game, Options, Rejected, TimeOut, event_to_dict, visible_to
 from .engine.views import private_view, table_view
-from .protocol import BadMessage, CrispMsg, DiscardMsg, DrawMsg, JackMsg, KingMsg, QueenMsg, SwapMsg, parse_inbound
+from .protocol import ACTION_MESSAGES, BadMessage, parse_inbound, to_action
 
 #: 95 % of a normal distribution lies within this many standard deviations of the mean.
 Z95 = 1.959964
@@ -149,23 +130,11 @@ def _quantile_ms(sorted_ns: Sequence[int], q: float) -> float:
 
 def message_to_action(seat: int, message: Message) -> Action:
     """The engine action for a bot's message, parsed exactly as a client's frame is (``BadMessage`` if
-    it is not a valid inbound message)."""
+    it is not a valid inbound message, or not a move)."""
     msg = parse_inbound(orjson.dumps(message))
-    if isinstance(msg, DrawMsg):
-        return Draw(seat, Source(msg.source))
-    if isinstance(msg, SwapMsg):
-        return Swap(seat, Slot.parse(msg.slot))
-    if isinstance(msg, DiscardMsg):
-        return Discard(seat)
-    if isinstance(msg, JackMsg):
-        return UseJack(seat)
-    if isinstance(msg, QueenMsg):
-        return UseQueen(seat, Slot.parse(msg.slot), msg.target, Slot.parse(msg.target_slot))
-    if isinstance(msg, KingMsg):
-        return UseKing(seat)
-    if isinstance(msg, CrispMsg):
-        return CallCrisp(seat)
-    raise BadMessage(f"{msg.type} is not a move")
+    if not isinstance(msg, ACTION_MESSAGES):
+        raise BadMessage(f"{msg.type} is not a move")
+    return to_action(seat, msg)
 
 
 class _Table:

@@ -218,8 +218,12 @@ class CrispClient:
         await self.wait_for(lambda c: c.state is not None and c.state["room"]["code"] == c.room, timeout, "state")
         return answer
 
-    async def create(self, name: str, lang: str = "en") -> str:
-        await self._enter({"type": "create", "name": name, "lang": lang})
+    async def create(self, name: str, lang: str = "en", *, bots: int = 0, level: str = "normal") -> str:
+        """Make a room; with ``bots``, a practice room with that many computer players, started at once."""
+        message: dict[str, Any] = {"type": "create", "name": name, "lang": lang}
+        if bots:
+            message.update(bots=bots, level=level)
+        await self._enter(message)
         assert self.room is not None
         return self.room
 
@@ -233,10 +237,21 @@ class CrispClient:
         return await self._enter({"type": "watch", "room": room})
 
     async def set_options(
-        self, score_limit: int = 100, turn_seconds: int | None = None, discard_draw: bool = False
+        self,
+        score_limit: int = 100,
+        turn_seconds: int | None = None,
+        discard_draw: bool = False,
+        **more: int | None,
     ) -> None:
+        """The host's options; ``more``: the room's other options (``stand_in``), left as they are if absent."""
         await self.request(
-            {"type": "options", "score_limit": score_limit, "turn_seconds": turn_seconds, "discard_draw": discard_draw}
+            {
+                "type": "options",
+                "score_limit": score_limit,
+                "turn_seconds": turn_seconds,
+                "discard_draw": discard_draw,
+                **more,
+            }
         )
 
     async def start(self) -> None:
