@@ -62,10 +62,10 @@ class FastClock:
 
 
 @contextlib.asynccontextmanager
-async def fast_server() -> AsyncIterator[str]:
+async def fast_server(**settings: Any) -> AsyncIterator[str]:
     """The app on a free loopback port, its rooms on a :class:`FastClock`; the WebSocket URL. The message
     limits run on the wall clock, while the bots play 20 times faster than people: they are lifted."""
-    app = create_app(Settings(**OPEN_LIMITS), FastClock(SPEED), persist=False)
+    app = create_app(Settings(**{**OPEN_LIMITS, **settings}), FastClock(SPEED), persist=False)
     async with uvicorn_serving(app, lifespan="on") as port:
         yield f"ws://127.0.0.1:{port}/ws"
 
@@ -138,6 +138,24 @@ async def test_two_bots_over_the_wire_play_a_game_to_its_end_with_the_host() -> 
         assert not any("refused" in line for line in lines), lines  # it never sent a move out of turn
 
 
+async def test_a_bot_over_the_wire_plays_with_the_rooms_own_computer_players() -> None:
+    async with fast_server(bot_pause=0) as url, CrispClient.connect(url) as host:
+        code = await host.create("Ana")
+        await host.set_options(score_limit=50)
+        await host.request({"type": "add_bot", "level": "hard"})
+        said: list[str] = []
+        bot = asyncio.create_task(run_bot(BotOptions(url, code, "normal", pause=0, seed=11), said.append))
+        await host.wait_for(seated(3), timeout=10, what="the bot over the wire seated")
+        seats = state(host)["room"]["seats"]
+        assert [(s["name"], s["bot"]) for s in seats] == [("Ana", None), ("Ada", "hard"), ("Normal bot", None)]
+        await host.start()
+        ana = SeatPlayer(Bot("easy", random.Random(12)), random.Random(13), pause=0, games=1, say=_ignore)
+        assert await asyncio.wait_for(ana.play(host), 60) is End.DONE
+        assert await asyncio.wait_for(bot, 30) == EXIT_OK, said
+    assert any(line.startswith("game 1 over: ") for line in said), said
+    assert not any("refused" in line for line in said), said
+
+
 async def test_a_bot_plays_on_after_a_rematch_while_games_remain() -> None:
     async with fast_server() as url, CrispClient.connect(url) as host:
         code = await host.create("Ana")
@@ -184,13 +202,18 @@ async def test_refused_joins_say_why_and_exit_non_zero() -> None:
             assert await bot == EXIT_STOPPED  # cancelled (SIGINT, SIGTERM), it leaves the room
 
 
-async def test_a_bot_left_alone_in_the_lobby_leaves() -> None:
+@pytest.mark.parametrize("room_bots", [0, 1])
+async def test_a_bot_left_alone_in_the_lobby_leaves(room_bots: int) -> None:
+    """The host leaves: the bot is the host now, with nobody to start a game for (the room's own computer
+    players never do)."""
     async with fast_server() as url, CrispClient.connect(url) as host:
         code = await host.create("Ana")
+        for _ in range(room_bots):
+            await host.request({"type": "add_bot", "level": "easy"})
         said: list[str] = []
         bot = asyncio.create_task(run_bot(BotOptions(url, code, "hard", pause=0), said.append))
-        await host.wait_for(seated(2), timeout=10, what="the bot seated")
-        await host.request({"type": "leave"})  # the bot is the host now, with nobody to start a game for
+        await host.wait_for(seated(2 + room_bots), timeout=10, what="the bot seated")
+        await host.request({"type": "leave"})
         assert await asyncio.wait_for(bot, 10) == EXIT_OK
     assert said[-2:] == ["every other player left", f"left room {code} after 0 game(s)"]
 
