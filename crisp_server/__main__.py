@@ -87,6 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_arena.add_argument("--turn-seconds", type=int, help="the turn timer (default none; moves are instant)")
     p_arena.add_argument("--discard-draw", action="store_true", help="allow drawing from the discard pile")
     p_arena.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+
+    p_bot = sub.add_parser("bot", help="a computer player joins a room of a running server and plays it")
+    p_bot.add_argument("--url", required=True, help="the server's WebSocket, e.g. ws://127.0.0.1:8000/ws")
+    p_bot.add_argument("--room", required=True, metavar="CODE", help="the room code to join")
+    p_bot.add_argument("--level", required=True, help="random, easy, normal or hard")
+    p_bot.add_argument("--name", help='its name at the table (default "Hard bot", "Hard bot 2", ... for --level hard)')
+    p_bot.add_argument("--games", type=int, default=1, help="games to play before it leaves (default 1)")
+    p_bot.add_argument("--seed", type=int, help="seed of its choices and pauses (default: a fresh one)")
+    p_bot.add_argument(
+        "--pause", type=float, default=1.0, help="factor on its human-like pauses, 0: act at once (default 1)"
+    )
+    p_bot.add_argument("--lang", choices=["en", "de"], default="en", help="language of the server's messages")
     return parser
 
 
@@ -189,6 +201,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bench_engine(games=args.games, seed=args.seed)
     if args.command == "arena":
         return cmd_arena(args)
+    if args.command == "bot":
+        from .wirebot import BotOptions
+        from .wirebot import main as bot_main
+
+        return bot_main(
+            BotOptions(args.url, args.room, args.level, args.name, args.games, args.seed, args.pause, args.lang)
+        )
     return 2  # argparse has already refused anything else
 
 

@@ -123,8 +123,11 @@ class Computers(Seating):
     # -- the game --------------------------------------------------------------------------------------
 
     def _start_game(self) -> None:
+        now = self.clock.now()
         for seat in self.seats:  # hints know what their person was shown from the first deal on
             seat.memory = Memory() if self.practice and seat.bot is None else None
+            if seat.conn is None and seat.bot is None:
+                seat.away_since = now  # away when the game starts: a stand-in may come for them too
         super()._start_game()
 
     def _rematch(self) -> None:
