@@ -1,4 +1,4 @@
-"""The command line: ``python -m crisp_server replay FILE...``, ``bench engine``, ``schema`` and the others."""
+"""The command line: ``serve`` (the default) and its other commands (``python -m crisp_server --help``)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,57 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("what", choices=["engine"], help="what to measure")
     p_bench.add_argument("--games", type=int, default=300, help="random full games to replay (default 300)")
     p_bench.add_argument("--seed", type=int, default=1, help="seed of the random games (default 1)")
+
+    p_arena = sub.add_parser("arena", help="computer players play each other in process; print their figures")
+    p_arena.add_argument("--games", type=int, default=1000, help="games to play (default 1000)")
+    p_arena.add_argument(
+        "--seats", default="hard,normal,normal,normal", help="2-8 levels, comma-separated (random, easy, normal, hard)"
+    )
+    p_arena.add_argument("--seed", type=int, default=1, help="seed of the decks, seats and choices (default 1)")
+    p_arena.add_argument("--score-limit", type=int, default=100, help="the game's score limit (default 100)")
+    p_arena.add_argument("--turn-seconds", type=int, help="the turn timer (default none; moves are instant)")
+    p_arena.add_argument("--discard-draw", action="store_true", help="allow drawing from the discard pile")
+    p_arena.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+
+    p_bot = sub.add_parser("bot", help="a computer player joins a room of a running server and plays it")
+    p_bot.add_argument("--url", required=True, help="the server's WebSocket, e.g. ws://127.0.0.1:8000/ws")
+    p_bot.add_argument("--room", required=True, metavar="CODE", help="the room code to join")
+    p_bot.add_argument("--level", required=True, help="random, easy, normal or hard")
+    p_bot.add_argument("--name", help='its name at the table (default "Hard bot", "Hard bot 2", ... for --level hard)')
+    p_bot.add_argument("--games", type=int, default=1, help="games to play before it leaves (default 1)")
+    p_bot.add_argument("--seed", type=int, help="seed of its choices and pauses (default: a fresh one)")
+    p_bot.add_argument(
+        "--pause", type=float, default=1.0, help="factor on its human-like pauses, 0: act at once (default 1)"
+    )
+    p_bot.add_argument("--lang", choices=["en", "de"], default="en", help="language of the server's messages")
     return parser
+
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    """Run the arena; exit 1 if any bot made an illegal move, 2 for bad arguments."""
+    from .arena import format_summary, run_arena
+    from .bots import LEVELS
+    from .engine import MAX_PLAYERS, MIN_PLAYERS, Options
+
+    levels = [s.strip() for s in args.seats.split(",") if s.strip()]
+    problem = None
+    if not MIN_PLAYERS <= len(levels) <= MAX_PLAYERS:
+        problem = f"--seats names {MIN_PLAYERS} to {MAX_PLAYERS} levels, not {len(levels)}"
+    elif any(level not in LEVELS for level in levels):
+        bad = next(level for level in levels if level not in LEVELS)
+        problem = f"--seats: unknown level {bad!r} (one of {', '.join(LEVELS)})"
+    elif args.games < 1:
+        problem = "--games must be at least 1"
+    try:
+        options = Options(args.score_limit, args.turn_seconds, args.discard_draw)
+    except ValueError as exc:
+        problem = problem or str(exc)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    summary = run_arena(levels, args.games, args.seed, options).summary()
+    print(json.dumps(summary) if args.json else format_summary(summary))
+    return 1 if summary["illegal_moves"] else 0
 
 
 def _serve_options(parser: argparse.ArgumentParser) -> None:
@@ -149,6 +199,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .bench import bench_engine
 
         return bench_engine(games=args.games, seed=args.seed)
+    if args.command == "arena":
+        return cmd_arena(args)
+    if args.command == "bot":
+        from .wirebot import BotOptions
+        from .wirebot import main as bot_main
+
+        return bot_main(
+            BotOptions(args.url, args.room, args.level, args.name, args.games, args.seed, args.pause, args.lang)
+        )
     return 2  # argparse has already refused anything else
 
 

@@ -23,6 +23,9 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
+#: ``receive`` drops the messages it has handed out from ``messages`` once there are this many.
+_RECEIVED_KEPT = 256
+
 
 class ProtocolError(Exception):
     """The server answered a request with an error message."""
@@ -49,6 +52,7 @@ class CrispClient:
         self.gaps = 0
         self.closed: ConnectionClosed | None = None
         self._changed = asyncio.Condition()
+        self._received = 0  # how many of ``messages`` ``receive`` has handed out
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -120,6 +124,32 @@ class CrispClient:
         except TimeoutError:
             raise TimeoutError(f"timed out waiting for {what}") from None
 
+    async def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The oldest message ``receive`` has not handed out yet, in order from the first; ``None`` if none
+        comes within ``timeout`` seconds (``None``: wait as long as it takes). Raises ``ConnectionError``
+        once the connection is closed and every message has been handed out.
+
+        For a client that handles every message in turn (a bot over the wire), and reads only this way once
+        it is in a room: so that a long session does not keep every message, what has been handed out is
+        dropped from ``messages`` every few hundred messages."""
+
+        async def _arrived() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.messages) > self._received or self.closed is not None)
+
+        try:
+            await asyncio.wait_for(_arrived(), timeout)
+        except TimeoutError:
+            return None
+        if len(self.messages) <= self._received:
+            raise ConnectionError(f"connection closed: {self.closed}")
+        message = self.messages[self._received]
+        self._received += 1
+        if self._received >= _RECEIVED_KEPT:
+            del self.messages[: self._received]
+            self._received = 0
+        return message
+
     async def next_message(self, kind: str, timeout: float = 5.0) -> dict[str, Any]:
         """The next message of type ``kind`` that arrives from now on."""
         start = len(self.messages)
@@ -188,8 +218,12 @@ class CrispClient:
         await self.wait_for(lambda c: c.state is not None and c.state["room"]["code"] == c.room, timeout, "state")
         return answer
 
-    async def create(self, name: str, lang: str = "en") -> str:
-        await self._enter({"type": "create", "name": name, "lang": lang})
+    async def create(self, name: str, lang: str = "en", *, bots: int = 0, level: str = "normal") -> str:
+        """Make a room; with ``bots``, a practice room with that many computer players, started at once."""
+        message: dict[str, Any] = {"type": "create", "name": name, "lang": lang}
+        if bots:
+            message.update(bots=bots, level=level)
+        await self._enter(message)
         assert self.room is not None
         return self.room
 
@@ -203,10 +237,21 @@ class CrispClient:
         return await self._enter({"type": "watch", "room": room})
 
     async def set_options(
-        self, score_limit: int = 100, turn_seconds: int | None = None, discard_draw: bool = False
+        self,
+        score_limit: int = 100,
+        turn_seconds: int | None = None,
+        discard_draw: bool = False,
+        **more: int | None,
     ) -> None:
+        """The host's options; ``more``: the room's other options (``stand_in``), left as they are if absent."""
         await self.request(
-            {"type": "options", "score_limit": score_limit, "turn_seconds": turn_seconds, "discard_draw": discard_draw}
+            {
+                "type": "options",
+                "score_limit": score_limit,
+                "turn_seconds": turn_seconds,
+                "discard_draw": discard_draw,
+                **more,
+            }
         )
 
     async def start(self) -> None:

@@ -14,11 +14,27 @@ from typing import Annotated, Any, Final, Literal, cast
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
 
+from .engine import (
+    Action,
+    CallCrisp,
+    Discard,
+    Draw,
+    Slot,
+    Source,
+    Swap,
+    UseJack,
+    UseKing,
+    UseQueen,
+)
 from .engine import Code as RuleCode
 from .engine import message as rule_message
 
 Lang = Literal["en", "de"]
 SlotName = Literal["left", "middle", "right"]
+#: The computer players' levels a room offers (the arena also has ``random``).
+BotLevel = Literal["easy", "normal", "hard"]
+#: How long a player may be away before a computer player stands in (seconds; ``None``: never).
+StandIn = Literal[30, 60] | None
 
 #: The reactions a player can send to the table.
 REACTIONS: Final = ("👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "🍀")
@@ -35,6 +51,9 @@ class Create(_In):
     type: Literal["create"]
     name: StrictStr
     lang: Lang = "en"
+    #: A practice room: this many computer players of ``level`` sit down with the host, and the game starts.
+    bots: Annotated[StrictInt, Field(ge=0, le=7)] = 0
+    level: BotLevel = "normal"
 
 
 class Join(_In):
@@ -73,6 +92,30 @@ class SetOptions(_In):
     score_limit: Literal[50, 100, 150]
     turn_seconds: Literal[30, 45, 60] | None
     discard_draw: StrictBool
+    #: Absent: unchanged (a client that does not know the option leaves it as it is; see ``model_fields_set``).
+    stand_in: StandIn = None
+
+
+class AddBot(_In):
+    type: Literal["add_bot"]
+    level: BotLevel
+
+
+class RemoveBot(_In):
+    type: Literal["remove_bot"]
+    seat: StrictInt
+
+
+class SetBotLevel(_In):
+    type: Literal["bot_level"]
+    seat: StrictInt
+    level: BotLevel
+
+
+class HintMsg(_In):
+    """Ask what the hard level would do (practice games only)."""
+
+    type: Literal["hint"]
 
 
 class Start(_In):
@@ -157,11 +200,35 @@ Inbound = Annotated[
     | React
     | Rematch
     | Sync
-    | Ping,
+    | Ping
+    | AddBot
+    | RemoveBot
+    | SetBotLevel
+    | HintMsg,
     Field(discriminator="type"),
 ]
 ENTRY_MESSAGES: Final = (Create, Join, Resume, Watch)
 ACTION_MESSAGES: Final = (DrawMsg, SwapMsg, DiscardMsg, JackMsg, QueenMsg, KingMsg, CrispMsg)
+
+ActionMessage = DrawMsg | SwapMsg | DiscardMsg | JackMsg | QueenMsg | KingMsg | CrispMsg
+
+
+def to_action(seat: int, msg: ActionMessage) -> Action:
+    """The engine's action for a move message of ``seat`` (the rooms and the arena share it)."""
+    if isinstance(msg, DrawMsg):
+        return Draw(seat, Source(msg.source))
+    if isinstance(msg, SwapMsg):
+        return Swap(seat, Slot.parse(msg.slot))
+    if isinstance(msg, DiscardMsg):
+        return Discard(seat)
+    if isinstance(msg, JackMsg):
+        return UseJack(seat)
+    if isinstance(msg, QueenMsg):
+        return UseQueen(seat, Slot.parse(msg.slot), msg.target, Slot.parse(msg.target_slot))
+    if isinstance(msg, KingMsg):
+        return UseKing(seat)
+    return CallCrisp(seat)
+
 
 # Through Any: mypy's incremental cache sometimes loses that the annotated union is a type (a false arg-type).
 _ADAPTER: Final[TypeAdapter[Inbound]] = TypeAdapter(cast(Any, Inbound))
@@ -189,6 +256,9 @@ class ProtocolCode(Enum):
     NOT_WATCHABLE = "not_watchable"
     BAD_REACTION = "bad_reaction"
     UNAVAILABLE = "unavailable"
+    NOT_A_BOT = "not_a_bot"
+    NO_HINTS = "no_hints"
+    NOTHING_TO_HINT = "nothing_to_hint"
 
 
 _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
@@ -213,6 +283,9 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.BAD_REACTION: "That reaction is not available.",
         ProtocolCode.UNAVAILABLE: "The server cannot save the game right now: that was not done. Try again when "
         "the game goes on.",
+        ProtocolCode.NOT_A_BOT: "That seat is not a computer player.",
+        ProtocolCode.NO_HINTS: "Hints are only for practice games against the computer.",
+        ProtocolCode.NOTHING_TO_HINT: "Nothing to decide right now: wait for your move.",
     },
     "de": {
         ProtocolCode.BAD_MESSAGE: "Der Server hat diese Nachricht nicht verstanden.",
@@ -235,6 +308,9 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.BAD_REACTION: "Diese Reaktion gibt es nicht.",
         ProtocolCode.UNAVAILABLE: "Der Server kann das Spiel gerade nicht speichern: das ist nicht geschehen. "
         "Versuch es wieder, wenn das Spiel weitergeht.",
+        ProtocolCode.NOT_A_BOT: "Auf diesem Platz sitzt kein Computerspieler.",
+        ProtocolCode.NO_HINTS: "Tipps gibt es nur in Übungsspielen gegen den Computer.",
+        ProtocolCode.NOTHING_TO_HINT: "Gerade gibt es nichts zu entscheiden: warte auf deinen Zug.",
     },
 }
 

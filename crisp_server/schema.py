@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 from pydantic.json_schema import models_json_schema
 
 from crisp_server.engine import Code as RuleCode
-from crisp_server.protocol import REACTIONS, Inbound, ProtocolCode
+from crisp_server.protocol import REACTIONS, BotLevel, Inbound, ProtocolCode
 
 #: The JSON Schema dialect of the document.
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
@@ -261,6 +261,33 @@ class LobbyEvent(_Out):
     type: Literal["lobby"]
 
 
+class BotAddedEvent(_Out):
+    """The host seated a computer player (at the end of the seats)."""
+
+    type: Literal["bot_added"]
+    seat: SeatIndex
+    name: str
+    level: BotLevel
+
+
+class BotRemovedEvent(_Out):
+    type: Literal["bot_removed"]
+    seat: SeatIndex = Field(description="the seats after it move up")
+
+
+class BotLevelEvent(_Out):
+    type: Literal["bot_level"]
+    seat: SeatIndex
+    level: BotLevel
+
+
+class StandInEvent(_Out):
+    """A computer player (level normal) now plays for this seat's player, who left or is away."""
+
+    type: Literal["stand_in"]
+    seat: SeatIndex
+
+
 class AvailableEvent(_Out):
     """The room is back after the database could not be written: the update carries the saved state."""
 
@@ -299,6 +326,10 @@ Event = Annotated[
     | DeckRevealedEvent
     | ReactionEvent
     | LobbyEvent
+    | BotAddedEvent
+    | BotRemovedEvent
+    | BotLevelEvent
+    | StandInEvent
     | AvailableEvent,
     Field(discriminator="type"),
 ]
@@ -312,11 +343,19 @@ class GameOptions(_Out):
     discard_draw: bool = Field(description="drawing from the discard pile is allowed")
 
 
+class RoomOptions(GameOptions):
+    stand_in: Literal[30, 60] | None = Field(
+        description="a computer player plays for a player who left, or is away this many seconds; null: never"
+    )
+
+
 class SeatState(_Out):
     name: str
-    connected: bool = Field(description="has a connection now")
-    left: bool = Field(description="left the game (its moves are played on at once)")
+    connected: bool = Field(description="has a connection now (a computer player's seat always)")
+    left: bool = Field(description="left the game (its moves are played on, or a computer player stands in)")
     ready: bool
+    bot: BotLevel | None = Field(description="a computer player's seat: its level; null: a player's")
+    stand_in: bool = Field(description="a computer player plays for this seat's player now")
 
 
 class Fairness(_Out):
@@ -334,7 +373,7 @@ class RoomState(_Out):
     phase: Phase
     host: SeatIndex
     seats: list[SeatState]
-    options: GameOptions
+    options: RoomOptions
     spectators: int = Field(ge=0)
     fair: Fairness | None = Field(description="null until the first deal")
 
@@ -401,6 +440,7 @@ class You(_Out):
     can: list[Move] = Field(description="the moves you may make now")
     spectator: bool
     host: bool
+    hints: bool = Field(description="you may ask for a hint (a practice game: every other seat a computer player)")
 
 
 # -- messages ----------------------------------------------------------------------------------------
@@ -446,6 +486,15 @@ class ErrorMessage(_Out):
     code: ErrorCodeName  # type: ignore[valid-type]
     message: str = Field(description="for people, in the connection's language")
     detail: str = _absent(description="what was wrong with a bad_message or too_large frame")
+
+
+class HintMessage(_Out):
+    """The answer to ``hint``: what the hard level would do with what you were shown, and why."""
+
+    type: Literal["hint"]
+    v: Version
+    move: Inbound | None = Field(description="the message to send, as a client would; null: let the window pass")
+    text: str = Field(description="why, in one line, in the connection's language")
 
 
 class PongMessage(_Out):
@@ -504,6 +553,7 @@ Outbound = Annotated[
     | SnapshotMessage
     | ErrorMessage
     | PongMessage
+    | HintMessage
     | ReplacedMessage
     | KickedMessage
     | LeftMessage

@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     reaction_burst: int = Field(default=3, ge=1)
     reaction_seconds: float = Field(default=2.0, gt=0)
 
+    #: A factor on computer players' human-like pauses (about 0.7 to 2 s a move): 0 acts at once (tests).
+    bot_pause: float = Field(default=1.0, ge=0, le=10)
+
     #: Where the SQLite database lives when no database URL is given.
     data_dir: Path = Path("data")
     #: ``postgresql+asyncpg://user:password@host/db`` in production; default: a SQLite file in ``data_dir``.

@@ -74,6 +74,10 @@ class RoomActor(ABC):
         self.host = 0
         self.members: dict[SeatDriver, Seat | None] = {}  # None: a spectator
         self.options = Options()
+        #: A computer player stands in for a person away this many seconds during a game (``None``: never).
+        self.stand_in: int | None = None
+        #: Every seat but one is a computer player's: hints are offered to that one person.
+        self.practice = False
         self.game: Game | None = None
         self.record: Record | None = None
         self.game_id: str | None = None
@@ -194,6 +198,7 @@ class RoomActor(ABC):
             self._ops.extend(ops)
 
     def _save_room(self) -> None:
+        self.practice = len(self.seats) >= 2 and sum(1 for s in self.seats if s.bot is None) == 1
         self._save(
             SaveRoom(
                 self.room_id,
@@ -201,8 +206,8 @@ class RoomActor(ABC):
                 self.link,
                 self.phase.value,
                 self.host,
-                self.options.as_dict(),
-                tuple(SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in self.seats),
+                {**self.options.as_dict(), "stand_in": self.stand_in},
+                tuple(SeatData(s.name, s.token_hash, s.left, s.connected_at, s.bot) for s in self.seats),
             )
         )
 

@@ -47,12 +47,24 @@ class Publishing(RoomActor):
             "phase": self.phase.value,
             "host": self.host,
             "seats": [
-                {"name": s.name, "connected": s.conn is not None, "left": s.left, "ready": s.ready} for s in self.seats
+                {
+                    "name": s.name,
+                    "connected": s.conn is not None and not s.standing_in,
+                    "left": s.left,
+                    "ready": s.ready,
+                    "bot": s.bot,
+                    "stand_in": s.standing_in,
+                }
+                for s in self.seats
             ],
-            "options": self.options.as_dict(),
+            "options": self.room_options(),
             "spectators": sum(1 for s in self.members.values() if s is None),
             "fair": fair,
         }
+
+    def room_options(self) -> dict[str, Any]:
+        """The host's options: the game's, and when a computer player stands in for a person who is away."""
+        return {**self.options.as_dict(), "stand_in": self.stand_in}
 
     def _clocks(self) -> dict[str, int | None]:
         """What runs, as milliseconds left: phones' clocks are not trusted. Nothing runs while the game
@@ -98,10 +110,15 @@ class Publishing(RoomActor):
                 you["can"] = []
         you["spectator"] = seat is None
         you["host"] = seat is not None and index == self.host
+        you["hints"] = self.practice and seat is not None and seat.bot is None and self.game is not None
         return you
 
     def _message(self, conn: SeatDriver, kind: str, events: list[Any]) -> bytes:
-        return self._public_part(kind) + self._private_part(self.members.get(conn), orjson.dumps(events))
+        seat = self.members.get(conn)
+        data = self._public_part(kind) + self._private_part(seat, orjson.dumps(events))
+        if seat is not None and seat.memory is not None:
+            seat.memory.observe(orjson.loads(data))
+        return data
 
     def _public_part(self, kind: str) -> bytes:
         """The start of a message: its type and version, then what every recipient sees."""
@@ -139,4 +156,7 @@ class Publishing(RoomActor):
                 index = self.seats.index(seat) if seat is not None else None
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
                 encoded = orjson.dumps(visible)
-            self._send(conn, start + self._private_part(seat, encoded))
+            data = start + self._private_part(seat, encoded)
+            if seat is not None and seat.memory is not None:  # a practice game: hints know what was shown
+                seat.memory.observe(orjson.loads(data))
+            self._send(conn, data)

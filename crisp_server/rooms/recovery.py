@@ -13,16 +13,17 @@ from crisp_server import protocol as p
 from crisp_server.engine import Options, replay_game
 from crisp_server.store.reads import StoredRoom
 
+from .botseat import BotDriver
+from .computers import Computers
 from .driver import CLOSE_LEFT
 from .messages import Detach, Inbound, Reload, RoomError, RoomMessage, Shutdown
 from .phase import GAME_PHASES, Fairness, Phase
-from .seating import Seating
 from .seats import Seat, TokenBucket
 
 log = logging.getLogger("crisp.room")
 
 
-class Recovery(Seating):
+class Recovery(Computers):
     """A room rebuilt from what the database has: after a restart (``Room.restore`` loads it), and after a
     failed commit (``_suspend``, then ``recover`` once the database answers)."""
 
@@ -31,7 +32,9 @@ class Recovery(Seating):
         failed commit). The versions reserved are the database's: a reserve whose commit failed is not."""
         settings = self.settings
         self._saved = True
-        self.options = Options(**stored.options)
+        options = dict(stored.options)
+        self.stand_in = options.pop("stand_in", None)
+        self.options = Options(**options)
         self.host = stored.host
         self.v_reserved = stored.v
         now = self.clock.now()
@@ -42,6 +45,7 @@ class Recovery(Seating):
                 TokenBucket(settings.reaction_burst, 1 / settings.reaction_seconds, now),
                 left=s.left,
                 connected_at=s.connected_at,
+                bot=s.bot,
             )
             for s in stored.seats
         ]
@@ -158,8 +162,10 @@ class Recovery(Seating):
                 continue
             if seat is not None:
                 seat.conn = conn
+                seat.standing_in = isinstance(conn, BotDriver) and conn.stand_in
             self.members[conn] = seat
-        events = self._unpause() if any(s.conn is not None for s in self.seats) else []
+        self._seat_computers()
+        events = self._unpause() if any(s.person_here for s in self.seats) else []
         self._save_room()
         self._publish(events, [{"type": "available"}])
 

@@ -163,7 +163,7 @@ class Registry:
         return [
             r
             for r in self.rooms.values()
-            if not r.members and now - r.touched >= idle_ms and r.phase in (Phase.LOBBY, Phase.GAME_OVER)
+            if not r.people_here() and now - r.touched >= idle_ms and r.phase in (Phase.LOBBY, Phase.GAME_OVER)
         ]
 
     def expire_idle(self, idle_ms: int) -> int:

@@ -57,6 +57,7 @@ class Room(Recovery):
         clock. Its version goes on above every one it may have sent (saved before anyone hears from it)."""
         room = cls(stored.code, stored.link, settings, clock, on_close, store=store, room_id=stored.id)
         room._load(stored)
+        room._seat_computers()
         # Above every version a client may have seen: saved before anything is sent (Registry.restore).
         room.v = room._v_sent = stored.v
         room._next_version()
@@ -75,7 +76,7 @@ class Room(Recovery):
         elif isinstance(message, Tick):
             self._tick()
         elif isinstance(message, Expire):
-            if not self.members:
+            if not self.people_here():
                 self._close()
         elif isinstance(message, Abandon):
             if self.paused:
@@ -87,6 +88,8 @@ class Room(Recovery):
         try:
             if isinstance(msg, p.Create | p.Join):
                 self._join(conn, msg.name)
+                if isinstance(msg, p.Create) and msg.bots:
+                    self._practice_room(msg.bots, msg.level)
             elif isinstance(msg, p.Resume):
                 self._resume(conn, msg.token)
             elif isinstance(msg, p.Watch):
@@ -123,6 +126,8 @@ class Room(Recovery):
             if self.phase is not Phase.LOBBY:
                 raise RoomError(p.ProtocolCode.GAME_RUNNING)
             self.options = Options(msg.score_limit, msg.turn_seconds, msg.discard_draw)
+            if "stand_in" in msg.model_fields_set:
+                self.stand_in = msg.stand_in
             self._save_room()
             self._publish([], [{"type": "options_changed"}])
         elif isinstance(msg, p.Start):
@@ -132,6 +137,17 @@ class Room(Recovery):
             if not 2 <= len(self.seats) <= MAX_SEATS:
                 raise RoomError(p.ProtocolCode.NOT_ENOUGH_PLAYERS)
             self._start_game()
+        elif isinstance(msg, p.AddBot):
+            self._require_host(seat)
+            self._add_bot(msg.level)
+        elif isinstance(msg, p.RemoveBot):
+            self._require_host(seat)
+            self._remove_bot(msg.seat)
+        elif isinstance(msg, p.SetBotLevel):
+            self._require_host(seat)
+            self._set_bot_level(msg.seat, msg.level)
+        elif isinstance(msg, p.HintMsg):
+            self._hint(conn, seat)
         elif isinstance(msg, p.Rematch):
             self._require_host(seat)
             if self.phase is not Phase.GAME_OVER:

@@ -11,7 +11,7 @@ from crisp_server import protocol as p
 
 from .driver import CLOSE_KICKED, CLOSE_LEFT, CLOSE_REPLACED, SeatDriver
 from .messages import RoomError
-from .phase import Phase
+from .phase import GAME_PHASES, Phase
 from .seats import MAX_SEATS, Seat, TokenBucket, clean_name
 from .table import TableFlow
 from .tokens import hash_token, new_token, token_matches
@@ -73,6 +73,8 @@ class Seating(TableFlow):
         if conn.room is not None and conn is not seat.conn:
             raise RoomError(p.ProtocolCode.ALREADY_IN_ROOM)
         old = seat.conn
+        seat.standing_in = False  # whoever stood in goes: the player is back
+        seat.away_since = None
         if old is not None and old is not conn:
             # The same player on a new connection (a reload, another tab): the new one wins.
             self.members.pop(old, None)
@@ -112,6 +114,8 @@ class Seating(TableFlow):
             return
         if seat.conn is conn:
             seat.conn = None
+            if self.phase in GAME_PHASES:
+                seat.away_since = self.clock.now()  # a computer player may stand in after a while
             self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
             # Only connected players are waited for: if this one was the last not ready, nobody is now.
             self._maybe_all_ready()
@@ -125,6 +129,8 @@ class Seating(TableFlow):
             self.host -= 1
         elif index == self.host:
             self.host = index % len(self.seats) if self.seats else 0
+            if self.seats and self.seats[self.host].bot is not None:
+                self._pass_host(self.host)  # to the next person, if any is left
         return index
 
     def _leave(self, conn: SeatDriver) -> None:
@@ -138,7 +144,7 @@ class Seating(TableFlow):
         seat.conn = None
         if self.phase is Phase.LOBBY:
             index = self._remove_seat(seat)
-            if not self.seats:
+            if all(s.bot is not None for s in self.seats):  # nobody left but computer players
                 self._close()
                 return
             self._save_room()
@@ -148,7 +154,7 @@ class Seating(TableFlow):
         seat.left = True
         if index == self.host:
             self._pass_host(index)
-        if all(s.left for s in self.seats):
+        if all(s.left or s.bot is not None for s in self.seats):
             self._close()
             return
         self._save_room()
@@ -163,7 +169,8 @@ class Seating(TableFlow):
     def _pass_host(self, index: int) -> None:
         n = len(self.seats)
         for k in range(1, n + 1):
-            if not self.seats[(index + k) % n].left:
+            seat = self.seats[(index + k) % n]
+            if not seat.left and seat.bot is None:  # the host is a person
                 self.host = (index + k) % n
                 return
 

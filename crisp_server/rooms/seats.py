@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from crisp_server.bots import Memory
+
 from .driver import SeatDriver
 
 MAX_SEATS: Final = 8
@@ -43,6 +45,19 @@ class Seat:
     left: bool = False
     ready: bool = False
     connected_at: datetime | None = None
+    #: A computer player's seat: its level (its driver is a ``BotDriver``); ``None``: a person's seat.
+    bot: str | None = None
+    #: A computer player plays for this seat's person, who left or is away (``conn`` is its ``BotDriver``).
+    standing_in: bool = False
+    #: Since when (room clock) this seat's person is away during a game: a stand-in comes after a while.
+    away_since: int | None = None
+    #: What this seat's person was shown, for hints in a practice game (``None`` elsewhere).
+    memory: Memory | None = None
+
+    @property
+    def person_here(self) -> bool:
+        """A person is connected to this seat (not a computer player, not one standing in)."""
+        return self.conn is not None and self.bot is None and not self.standing_in
 
 
 def clean_name(raw: str) -> str | None:

@@ -10,23 +10,13 @@ from typing import Any
 from crisp_server import protocol as p
 from crisp_server.engine import (
     FULL_DECK,
-    Action,
-    CallCrisp,
-    Discard,
-    Draw,
     Event,
     Game,
     Record,
     RecordRound,
     Resume,
-    Slot,
-    Source,
-    Swap,
     Timed,
     TimeOut,
-    UseJack,
-    UseKing,
-    UseQueen,
 )
 from crisp_server.engine import Code as RuleCode
 from crisp_server.store.operations import AddResume, AppendAction, FinishGame, SetClock, StartGame, StartRound
@@ -58,7 +48,7 @@ class TableFlow(Publishing):
         if game is None or r is None or r.ended:
             return None
         seat = self.seats[r.turn]
-        if seat.left:
+        if seat.left and seat.conn is None and self.stand_in is None:  # (else one stands in at once)
             # Nobody is coming back: play on at once, but leave the previous player their crisp window.
             return max(r.move_start, r.window_closes) if r.window_seat is not None else r.move_start
         if seat.conn is None and game.move_limit_ms is None:
@@ -145,7 +135,7 @@ class TableFlow(Publishing):
         """No player is connected any more: bring a round in play up to now, then let the game wait for
         them, whatever its phase (a peek or a pause between rounds would otherwise deal and time out moves
         for nobody, for ever)."""
-        if self.paused or self.phase not in GAME_PHASES or any(s.conn is not None for s in self.seats):
+        if self.paused or self.phase not in GAME_PHASES or any(s.person_here for s in self.seats):
             return
         if self.phase is Phase.PLAY:
             events = self._advance()
@@ -231,7 +221,7 @@ class TableFlow(Publishing):
 
     def _maybe_all_ready(self) -> None:
         present = [s for s in self.seats if not s.left and s.conn is not None]
-        if not present or not all(s.ready for s in present):
+        if self.paused or not any(s.person_here for s in present) or not all(s.ready for s in present):
             return
         if self.phase is Phase.PEEK:
             self._begin_play()
@@ -243,12 +233,12 @@ class TableFlow(Publishing):
             raise RoomError(RuleCode.TOO_EARLY)
         if self.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
             raise RoomError(RuleCode.ROUND_OVER)
-        if self.phase is not Phase.PLAY:
+        if self.phase is not Phase.PLAY or self.paused:  # a computer player never plays on alone
             raise RoomError(p.ProtocolCode.WRONG_PHASE)
         game = self.game
         assert game is not None
         index = self.seats.index(seat)
-        action = _to_action(index, msg)
+        action = p.to_action(index, msg)
         events = self._advance()
         rejected: RuleCode | None = None
         if game.round is not None and not game.round.ended:
@@ -317,19 +307,3 @@ class TableFlow(Publishing):
         self._save(FinishGame(self.game_id, tuple(game.totals), (), abandoned=True))
         log.info("game abandoned", extra={"room": self.code})
         self._close()
-
-
-def _to_action(seat: int, msg: Any) -> Action:
-    if isinstance(msg, p.DrawMsg):
-        return Draw(seat, Source(msg.source))
-    if isinstance(msg, p.SwapMsg):
-        return Swap(seat, Slot.parse(msg.slot))
-    if isinstance(msg, p.DiscardMsg):
-        return Discard(seat)
-    if isinstance(msg, p.JackMsg):
-        return UseJack(seat)
-    if isinstance(msg, p.QueenMsg):
-        return UseQueen(seat, Slot.parse(msg.slot), msg.target, Slot.parse(msg.target_slot))
-    if isinstance(msg, p.KingMsg):
-        return UseKing(seat)
-    return CallCrisp(seat)

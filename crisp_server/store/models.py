@@ -75,6 +75,7 @@ class SeatRow(Base):
     token_hash: Mapped[str] = mapped_column(String(64))
     left: Mapped[bool] = mapped_column(Boolean, default=False)
     connected_at: Mapped[datetime | None] = mapped_column(default=None)
+    bot: Mapped[str | None] = mapped_column(String(8), default=None)  # a computer player's level
 
 
 class GameRow(Base):

@@ -30,6 +30,7 @@ class SeatData:
     token_hash: str
     left: bool
     connected_at: datetime | None
+    bot: str | None = None  # a computer player's level; ``None``: a person's seat
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,7 @@ class Reads:
             room.phase,
             room.host,
             dict(room.options),
-            [SeatData(s.name, s.token_hash, s.left, s.connected_at) for s in seats],
+            [SeatData(s.name, s.token_hash, s.left, s.connected_at, s.bot) for s in seats],
             updated_at=room.updated_at,
             v=room.v,
         )

@@ -185,11 +185,16 @@ def _upsert_rooms(sink: Sink, rooms: list[SaveRoom], written: Written) -> None:
                 "left": seat.left,
                 "connected_at": seat.connected_at,
             }
+            | ({"bot": seat.bot} if seat.bot is not None else {})
             for r in changed
             for i, seat in enumerate(r.seats)
         ]
-        if seat_rows:
-            sink.many(_SEAT_INSERT, seat_rows)
+        # A person's seat leaves ``bot`` to its default (NULL): the same rows as before computer players.
+        people = [row for row in seat_rows if "bot" not in row]
+        if people:
+            sink.many(_SEAT_INSERT, people)
+        if len(people) < len(seat_rows):
+            sink.many(_SEAT_INSERT, [row for row in seat_rows if "bot" in row])
     for r in rooms:
         written[r.room_id] = r
 

@@ -62,6 +62,8 @@ const STRINGS = {
     useKing: "King: two extra moves",
     swapHint: "Tap one of your cards to swap it",
     mustSwapHint: "Tap one of your cards: this card must go into your hand",
+    specialHint: "Use the card's power, or discard it",
+    kingHint: "The King must be played",
     queenPickMine: "Queen: pick one of your cards",
     cancel: "Cancel",
     youDrew: "You drew",
@@ -144,6 +146,25 @@ const STRINGS = {
     fairHow: "How?",
     queenOnYou: (n, mine, theirs) => `${n} swapped your ${mine} card with their ${theirs} one.`,
     queenByYou: (mine, n, theirs) => `You swapped your ${mine} card with ${n}'s ${theirs} card.`,
+    // Computer players (issue 17).
+    playComputer: "Play against the computer",
+    playComputerHint: "It starts at once. When it is your move, you can ask for a hint.",
+    computerPlayers: "Computer players",
+    level: "Level",
+    levels: { easy: "Easy", normal: "Normal", hard: "Hard" },
+    playNow: "Play now",
+    botLabel: (level) => `Computer player, level ${level.toLowerCase()}`,
+    botLevelOf: (name) => `Level of ${name}`,
+    addBot: "Computer player",
+    addBotLabel: "Add a computer player",
+    newBotLevel: "Level of the new computer player",
+    standIn: "Computer stand-in",
+    standInHelp: "A computer player takes over for anyone who leaves or is away longer than this.",
+    playingFor: "playing for",
+    playingForShort: "for",
+    playingForLabel: (name) => `A computer player is playing for ${name}`,
+    hint: "Hint",
+    hintLabel: "Hint: what would a strong computer player do?",
     ev: {
       drewDeck: (n) => `${n} drew from the draw pile.`,
       drewDiscard: (n, c) => `${n} took ${c} from the discard pile.`,
@@ -160,6 +181,10 @@ const STRINGS = {
       left: (n) => `${n} left.`,
       disconnected: (n) => `${n} lost the connection.`,
       connected: (n) => `${n} is back.`,
+      botAdded: (n, level) => `🤖 ${n} (${level.toLowerCase()}) joined.`,
+      botRemoved: (n) => `${n} was removed.`,
+      botLevel: (n, level) => `${n} now plays at level ${level.toLowerCase()}.`,
+      standIn: (n) => `🤖 A computer now plays for ${n}.`,
     },
   },
   de: {
@@ -216,6 +241,8 @@ const STRINGS = {
     useKing: "König: zwei Extrazüge",
     swapHint: "Tippe auf eine deiner Karten, um sie zu tauschen",
     mustSwapHint: "Tippe auf eine deiner Karten: Diese Karte muss in deine Hand",
+    specialHint: "Nutze die Sonderkarte oder leg sie ab",
+    kingHint: "Der König muss gespielt werden",
     queenPickMine: "Dame: Wähle eine deiner Karten",
     cancel: "Abbrechen",
     youDrew: "Du hast gezogen",
@@ -299,6 +326,25 @@ const STRINGS = {
     fairHow: "Wie?",
     queenOnYou: (n, mine, theirs) => `${n} hat deine ${mine} Karte gegen die eigene ${theirs} getauscht.`,
     queenByYou: (mine, n, theirs) => `Du hast deine ${mine} Karte gegen ${genitive(n)} ${theirs} Karte getauscht.`,
+    // Computerspieler (Issue 17).
+    playComputer: "Gegen den Computer spielen",
+    playComputerHint: "Geht sofort los. Wenn du dran bist, kannst du um einen Tipp bitten.",
+    computerPlayers: "Computerspieler",
+    level: "Stufe",
+    levels: { easy: "Leicht", normal: "Normal", hard: "Schwer" },
+    playNow: "Jetzt spielen",
+    botLabel: (level) => `Computerspieler, Stufe ${level.toLowerCase()}`,
+    botLevelOf: (name) => `Stufe von ${name}`,
+    addBot: "Computerspieler",
+    addBotLabel: "Einen Computerspieler hinzufügen",
+    newBotLevel: "Stufe des neuen Computerspielers",
+    standIn: "Computer springt ein",
+    standInHelp: "Ein Computerspieler übernimmt für alle, die gehen oder länger als diese Zeit weg sind.",
+    playingFor: "spielt für",
+    playingForShort: "für",
+    playingForLabel: (name) => `Ein Computerspieler spielt für ${name}`,
+    hint: "Tipp",
+    hintLabel: "Tipp: Was würde ein starker Computerspieler tun?",
     ev: {
       drewDeck: (n) => `${n} hat vom Nachziehstapel gezogen.`,
       drewDiscard: (n, c) => `${n} hat ${c} vom Ablagestapel genommen.`,
@@ -315,6 +361,10 @@ const STRINGS = {
       left: (n) => `${n} ist gegangen.`,
       disconnected: (n) => `${n} hat die Verbindung verloren.`,
       connected: (n) => `${n} ist wieder da.`,
+      botAdded: (n, level) => `🤖 ${n} (${level.toLowerCase()}) ist dazugekommen.`,
+      botRemoved: (n) => `${n} wurde entfernt.`,
+      botLevel: (n, level) => `${n} spielt jetzt auf Stufe ${level.toLowerCase()}.`,
+      standIn: (n) => `🤖 Ein Computer spielt jetzt für ${n}.`,
     },
   },
 };
@@ -371,6 +421,11 @@ export function cardName(code) {
 /** A slot's name inside a sentence ("your left card" / "deine linke Karte"). */
 export function slotName(slot) {
   return STRINGS[lang].slotNames[slot] ?? slot;
+}
+
+/** A computer player's level as players read it ("Hard" / "Schwer"). */
+export function levelName(level) {
+  return STRINGS[lang].levels[level] ?? level;
 }
 
 /** A slot's name standing alone, as a card's label ("left" / "links"). */

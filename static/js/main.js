@@ -2,9 +2,9 @@
 // screen is its own module in screens/). Plain ES modules, no build step. The server is the authority:
 // this page shows the state it is sent and sends what the player does.
 
-import { cardName, ev, getLang, slotName, t } from "./i18n.js";
+import { cardName, ev, getLang, levelName, slotName, t } from "./i18n.js";
 import { Net, saveSession } from "./net.js";
-import { SLOTS, actions, app, effects, mySeat, names } from "./state.js";
+import { SLOTS, actions, app, effects, hintMoment, mySeat, names } from "./state.js";
 import { fly, flightsFor, positions } from "./motion.js";
 import { renderAt, toast } from "./ui.js";
 import { homeScreen } from "./screens/home.js";
@@ -53,6 +53,9 @@ function onMessage(msg) {
     case "error":
       onError(msg);
       break;
+    case "hint":
+      onHint(msg);
+      break;
     case "kicked":
       leaveRoom(t("kicked"));
       break;
@@ -95,8 +98,18 @@ function onWelcome(msg) {
   app.screen = "room";
 }
 
+/** A hint answers the moment it was asked in; one that comes after the game moved on is not shown. */
+function onHint(msg) {
+  const asked = app.hintAsked;
+  app.hintAsked = null;
+  if (asked !== hintMoment()) return render();
+  app.hint = { move: msg.move ?? null, text: msg.text, moment: asked };
+  render();
+}
+
 function onError(msg) {
   app.busy = false;
+  app.hintAsked = null; // an error may be the hint's answer (no_hints, nothing_to_hint, wrong_phase)
   const entryFailed = !app.welcome;
   if (entryFailed && (msg.code === "bad_token" || msg.code === "room_not_found")) {
     if (app.session && app.session.room === (app.joinCode || app.session.room)) {
@@ -131,6 +144,8 @@ function goHome() {
   app.lines = [];
   app.peeks = {};
   app.queen = null;
+  app.hint = null;
+  app.hintAsked = null;
   history.replaceState(null, "", app.joinCode && !app.notice ? `/r/${app.joinCode}` : "/");
   effects.release();
   render();
@@ -151,6 +166,7 @@ function onState(msg) {
     if (phase === "round_over" || phase === "game_over") checkDeck(msg.room.fair);
   }
   if (!msg.you.can.includes("queen")) app.queen = null;
+  if (app.hint && app.hint.moment !== hintMoment()) app.hint = null;
   for (const e of msg.events || []) onEvent(e, before);
   const where = positions(); // the cards as they are on screen before this update is drawn
   const flights = flightsFor(msg.events || [], msg.you.seat, msg.you.drawn_card);
@@ -231,6 +247,18 @@ function onEvent(e, before) {
       break;
     case "connected":
       if (e.seat !== me) line = ev("connected", who(e.seat));
+      break;
+    case "bot_added":
+      line = ev("botAdded", e.name, levelName(e.level));
+      break;
+    case "bot_removed":
+      line = before ? ev("botRemoved", before.room.seats[e.seat]?.name ?? "?") : null;
+      break;
+    case "bot_level":
+      line = ev("botLevel", who(e.seat), levelName(e.level));
+      break;
+    case "stand_in":
+      line = ev("standIn", who(e.seat));
       break;
     case "reaction":
       app.reactions.push({ seat: e.seat, emoji: e.emoji, until: performance.now() + 2500 });

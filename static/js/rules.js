@@ -51,6 +51,8 @@ const RULES = {
         [
           "With a turn timer, a move that runs out of time is lost: a card you hold is discarded unused. A player who is away has their move timed out after 60 seconds.",
           "Every deck is shuffled on the server and locked with a fingerprint before the deal; after the round your browser checks that the deck was not changed.",
+          "Computer players can take seats: the host adds them in the lobby (easy, normal or hard), or you play against them alone from the start page. In a game against computer players only, the Hint button tells you what a strong computer player would do, and why.",
+          "If the host chose a computer stand-in, a computer player plays for anyone who leaves or is away longer than that, until they come back.",
         ],
       ],
     ],
@@ -103,6 +105,8 @@ const RULES = {
         [
           "Ist eine Zeit pro Zug eingestellt, gilt: Läuft sie ab, ist der Zug verloren; eine gezogene Karte wird ungenutzt abgelegt. Ist ein Spieler abwesend, läuft sein Zug nach 60 Sekunden ab.",
           "Jeder Kartenstapel wird auf dem Server gemischt und vor dem Austeilen mit einem Fingerabdruck festgeschrieben; nach der Runde prüft dein Browser, ob er unverändert geblieben ist.",
+          "Computerspieler können mitspielen: Der Gastgeber fügt sie im Warteraum hinzu (leicht, normal oder schwer), oder du spielst auf der Startseite allein gegen sie. In einem Spiel nur gegen Computerspieler sagt dir der Tipp-Knopf, was ein starker Computerspieler tun würde, und warum.",
+          "Hat der Gastgeber „Computer springt ein“ eingestellt, spielt ein Computerspieler für alle, die gehen oder länger als diese Zeit weg sind, bis sie zurückkommen.",
         ],
       ],
     ],

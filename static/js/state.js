@@ -28,6 +28,9 @@ export const app = {
   busy: false,
   history: null, // {code, games} of the room's finished games
   gone: null, // {room, token, games} of the room this device had a seat in, found closed
+  newBotLevel: "normal", // the level the host's next computer player gets
+  hint: null, // {move, text, moment}: the hint shown for this moment of the game (see hintMoment)
+  hintAsked: null, // the moment a hint was asked for, until the answer comes
 };
 
 export const effects = new Effects();
@@ -57,4 +60,13 @@ export function clockIn(key) {
   const left = app.state?.clock?.[key];
   if (left === null || left === undefined) return null;
   return app.receivedAt + left;
+}
+
+/** What a hint answers: the phase, the turn, the card held and the moves offered. A hint holds while this
+ * stays the same and is dropped once the game moves on. */
+export function hintMoment() {
+  const s = app.state;
+  const r = s?.table?.round;
+  if (!s || !r) return null;
+  return JSON.stringify([s.room.phase, r.index, r.turn, r.drawn ? r.drawn.card ?? "held" : null, r.extra_moves, r.discard.length, s.you.can]);
 }

@@ -1,7 +1,8 @@
-// Small rendering helpers the screens share: the toast, the clock ring, the top buttons, the past games.
+// Small rendering helpers the screens share: the toast, the clock ring, the top buttons, the past games,
+// a computer player's robot.
 
 import { h, svg } from "./dom.js";
-import { getLang, setLang, t } from "./i18n.js";
+import { getLang, levelName, setLang, t } from "./i18n.js";
 import { actions, app, effects } from "./state.js";
 
 const toastEl = document.getElementById("toast");
@@ -22,6 +23,20 @@ export function ring(endsAt, total, label) {
   const el = svg("svg", { viewBox: "0 0 40 40", class: "ring", "aria-hidden": "true" }, svg("circle", { cx: 20, cy: 20, r, class: "ring-bg" }), circle);
   const text = h("span", { class: "ring-text countdown", dataset: { ends: String(endsAt) } });
   return h("span", { class: "clock", role: "timer", "aria-label": label, dataset: { ends: String(endsAt), total: String(total) } }, el, text);
+}
+
+/** The levels of computer players, easiest first (the protocol's names). */
+export const LEVELS = ["easy", "normal", "hard"];
+
+/** The robot that marks a computer player's seat ("🤖", or "🤖 Hard" as a badge with `withLevel`); its
+ * level is always said to screen readers. */
+export function robot(seat, withLevel = false) {
+  const label = t("botLabel", levelName(seat.bot));
+  return h(
+    "span",
+    { class: withLevel ? "badge bot" : "robot", role: "img", "aria-label": label, title: label },
+    withLevel ? `🤖 ${levelName(seat.bot)}` : "🤖",
+  );
 }
 
 const wakeups = new Set();

@@ -7,14 +7,16 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
+from pydantic import ValidationError
 
 from crisp_server.client import CrispClient, ProtocolError
 from crisp_server.engine import FULL_DECK
+from crisp_server.schema import InboundMessage, validate_outbound
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
 
@@ -160,6 +162,24 @@ def join_and_play(page: Page, base: str, bots: Bots, name: str) -> None:
     bots.run(bots.start_and_ready())
     page.locator('[data-key="ready"]').click()
     expect(page.locator(".phase-play")).to_be_visible()
+
+
+def watch(page: Page, errors: list[str]) -> None:
+    """Collect in ``errors`` the page's script errors and every frame it sends or receives that is not a
+    message of the protocol's JSON Schema."""
+
+    def check_frames(socket: WebSocket) -> None:
+        def check(validate: Callable[[str | bytes], object], frame: str | bytes) -> None:
+            try:
+                validate(frame)
+            except ValidationError as exc:
+                errors.append(f"{exc}\nin the frame: {str(frame)[:2000]}")
+
+        socket.on("framereceived", lambda frame: check(validate_outbound, frame))
+        socket.on("framesent", lambda frame: check(InboundMessage.model_validate_json, frame))
+
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("websocket", check_frames)
 
 
 def sent_messages(page: Page) -> list[str]:

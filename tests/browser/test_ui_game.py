@@ -5,18 +5,16 @@ game end, rematch; in English and German, with an accessibility check and a scre
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
-from pydantic import ValidationError
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from crisp_server.engine import FULL_DECK
-from crisp_server.schema import InboundMessage, validate_outbound
 from tests.browser.conftest import rigged_server
-from tests.browser.harness import fits
+from tests.browser.harness import fits, watch
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
 
@@ -54,29 +52,13 @@ class Phone:
         self.context.set_default_timeout(TIMEOUT)
         self.page: Page = self.context.new_page()
         self.errors: list[str] = []
-        self._watch(self.page)
-
-    def _watch(self, page: Page) -> None:
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("websocket", self._check_frames)
-
-    def _check_frames(self, socket: WebSocket) -> None:
-        """Every frame the web client sends and receives is a message of the protocol's JSON Schema."""
-
-        def check(validate: Callable[[str | bytes], object], frame: str | bytes) -> None:
-            try:
-                validate(frame)
-            except ValidationError as exc:
-                self.errors.append(f"{exc}\nin the frame: {str(frame)[:2000]}")
-
-        socket.on("framereceived", lambda frame: check(validate_outbound, frame))
-        socket.on("framesent", lambda frame: check(InboundMessage.model_validate_json, frame))
+        watch(self.page, self.errors)
 
     def reopen(self, url: str) -> None:
         """Close the page (the socket goes) and open the link again in the same browser (same storage)."""
         self.page.close()
         self.page = self.context.new_page()
-        self._watch(self.page)
+        watch(self.page, self.errors)
         self.page.goto(url)
 
     def click(self, key: str) -> None:

@@ -17,7 +17,7 @@ from tests.web.harness import running_server
 async def test_a_lobby_comes_back_with_its_seats_host_and_options(tmp_path: Path) -> None:
     async with running_server(persist=True, data_dir=tmp_path) as server:
         code, (ana, ben) = await server.lobby(["Ana", "Ben"])
-        await ana.set_options(score_limit=150, turn_seconds=45, discard_draw=True)
+        await ana.set_options(score_limit=150, turn_seconds=45, discard_draw=True, stand_in=60)
         tokens = (ana.token, ben.token)
         await ana.request({"type": "ping"})
 
@@ -33,7 +33,7 @@ async def test_a_lobby_comes_back_with_its_seats_host_and_options(tmp_path: Path
         assert [s["name"] for s in room["seats"]] == ["Ana", "Ben"]
         assert room["host"] == 0
         assert room["phase"] == "lobby"
-        assert room["options"] == {"score_limit": 150, "turn_seconds": 45, "discard_draw": True}
+        assert room["options"] == {"score_limit": 150, "turn_seconds": 45, "discard_draw": True, "stand_in": 60}
         assert ana.you["host"]
         # A stranger's token finds nothing, and the names are still taken.
         stranger = await server.client()

@@ -76,7 +76,15 @@ def _groups() -> list[list[Op]]:
             FinishGame("g1", (12, 30), (0,)),
         ],
         [
-            SaveRoom("r2", "GHJKLM", "http://x/r/GHJKLM", "lobby", 0, {**OPTIONS, "score_limit": 100}, _seats("Cem")),
+            SaveRoom(
+                "r2",
+                "GHJKLM",
+                "http://x/r/GHJKLM",
+                "lobby",
+                0,
+                {**OPTIONS, "score_limit": 100, "stand_in": 30},
+                (*_seats("Cem"), SeatData("Ada", "f" * 64, False, None, "hard")),  # a computer player's seat
+            ),
             CloseRoom("r2"),
             SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "lobby", 1, OPTIONS, _seats("Ana", "Ben", left=1)),
         ],
@@ -129,7 +137,7 @@ def test_the_fast_path_stores_what_sqlalchemy_stores(tmp_path: Path) -> None:
     assert fast_rows == core
     # The groups reached every table, and seats carry their times in SQLAlchemy's own text form.
     assert all(core[table] for table in TABLES)
-    assert "2026-11-30 05:30:01.250000" in {row[-1] for row in core["seats"]}
+    assert "2026-11-30 05:30:01.250000" in {row[5] for row in core["seats"]}  # connected_at
     assert core_written == fast_written
 
 

@@ -73,7 +73,7 @@ async def test_full_game(
 
     final = bots.state
     assert final["room"]["phase"] == "game_over"
-    assert final["room"]["options"] == chosen
+    assert final["room"]["options"] == {**chosen, "stand_in": None}
     table = final["table"]
     assert table["options"] == chosen
     assert table["game_over"]
@@ -183,7 +183,14 @@ async def test_a_player_who_left_does_not_hold_up_the_next_round(
     assert bots.phase == "round_over"
     await bots.do(1, {"type": "ready"})
     assert bots.phase == "peek"
-    assert bots.state["room"]["seats"][2] == {"name": "P2", "connected": False, "left": True, "ready": True}
+    assert bots.state["room"]["seats"][2] == {
+        "name": "P2",
+        "connected": False,
+        "left": True,
+        "ready": True,
+        "bot": None,
+        "stand_in": False,
+    }
 
 
 A0: Final = ("AS", "2S", "3S")  # 6
@@ -345,7 +352,7 @@ async def test_rematch_in_the_same_room_with_the_same_seats(wire: Harness, monke
     assert state["room"]["phase"] == "peek"
     assert [s["name"] for s in state["room"]["seats"]] == ["P0", "P1"]
     assert state["room"]["host"] == 0
-    assert state["room"]["options"] == options(score_limit=50, turn_seconds=45)
+    assert state["room"]["options"] == {**options(score_limit=50, turn_seconds=45), "stand_in": None}
     assert state["room"]["fair"]["round"] == 0
     table = state["table"]
     assert table["totals"] == [0, 0]

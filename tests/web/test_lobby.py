@@ -280,9 +280,9 @@ async def test_host_sets_every_accepted_option(server: Harness) -> None:
                 options = {"score_limit": score_limit, "turn_seconds": turn_seconds, "discard_draw": discard_draw}
                 answer = await ana.request({"type": "options", **options})
                 assert answer["type"] == "update"
-                assert answer["room"]["options"] == options
+                assert answer["room"]["options"] == {**options, "stand_in": None}
                 await ben.wait_for(lambda c: c.v == ana.v, what="the options")
-                assert room_of(ben)["options"] == options
+                assert room_of(ben)["options"] == {**options, "stand_in": None}
 
 
 async def test_options_refused(server: Harness) -> None:
@@ -305,7 +305,7 @@ async def test_options_refused(server: Harness) -> None:
     missing = dict(OPTIONS)
     del missing["turn_seconds"]
     assert await error_code(ana, missing) == "bad_message"
-    expected = {"score_limit": 150, "turn_seconds": 45, "discard_draw": True}
+    expected = {"score_limit": 150, "turn_seconds": 45, "discard_draw": True, "stand_in": None}
     assert room_of(ana)["options"] == expected
     assert (await ben.sync())["room"]["options"] == expected
 
@@ -314,7 +314,7 @@ async def test_options_refused(server: Harness) -> None:
     assert await error_code(ben, OPTIONS) == "not_host"
     snapshot = await ana.sync()
     assert snapshot["room"]["options"] == expected
-    assert snapshot["table"]["options"] == expected
+    assert snapshot["table"]["options"] == {k: v for k, v in expected.items() if k != "stand_in"}
 
 
 # -- kick ----------------------------------------------------------------------------------------------

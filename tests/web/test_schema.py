@@ -161,7 +161,7 @@ def test_every_message_in_the_document_validates() -> None:
     messages = documented_messages()
     assert len(messages) > 30
     for message in messages:
-        if message["type"] in inbound_types:
+        if message["type"] in inbound_types and "v" not in message:  # ``hint`` goes both ways; answers have v
             InboundMessage.model_validate_json(orjson.dumps(message))
         else:
             schema.validate_outbound(orjson.dumps(message))

@@ -352,7 +352,14 @@ async def test_a_spectator_is_sent_only_public_information(wire: Harness, monkey
         assert watcher.welcome["token"] is None
         for m in watcher.messages:
             if m["type"] in ("update", "snapshot"):
-                assert m["you"] == {"seat": None, "drawn_card": None, "can": [], "spectator": True, "host": False}
+                assert m["you"] == {
+                    "seat": None,
+                    "drawn_card": None,
+                    "can": [],
+                    "spectator": True,
+                    "host": False,
+                    "hints": False,
+                }
                 assert not [e for e in m["events"] if e["type"] == "card_shown"]
         assert check_stream(watcher.messages, None, bots.code, spy) > 0
     for message in ({"type": "draw", "from": "deck"}, {"type": "crisp"}, {"type": "ready"}, {"type": "rematch"}):

@@ -385,7 +385,14 @@ async def test_a_player_who_left_can_come_back_to_the_seat(wire: Harness, monkey
     player.left = False
     again = await bots.resume(1)
     assert again.seat == 1
-    assert bots.state["room"]["seats"][1] == {"name": "P1", "connected": True, "left": False, "ready": True}
+    assert bots.state["room"]["seats"][1] == {
+        "name": "P1",
+        "connected": True,
+        "left": False,
+        "ready": True,
+        "bot": None,
+        "stand_in": False,
+    }
     await end_turn_normally(bots, 0)  # P1 is back: its move waits for it, no time-out
     await bots.advance(2000)
     assert bots.round["turn"] == 1

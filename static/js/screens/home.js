@@ -1,11 +1,39 @@
-// Home: create a room, or join one (opening /r/CODE fills the code in).
+// Home: create a room, join one (opening /r/CODE fills the code in), or play against computer players at
+// once.
 
 import { h } from "../dom.js";
-import { t } from "../i18n.js";
+import { levelName, t } from "../i18n.js";
 import { actions, app } from "../state.js";
-import { goneGamesPanel, topButtons } from "../ui.js";
+import { LEVELS, goneGamesPanel, topButtons } from "../ui.js";
 
 const enter = (message) => actions.enter(message);
+
+const PRACTICE_KEY = "crisp.practice";
+const MAX_BOTS = 7;
+
+/** The last game against the computer's choice, {bots, level}: three of level normal the first time. */
+function practiceChoice() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(PRACTICE_KEY) || "null");
+    const bots = Number(saved?.bots);
+    if (Number.isInteger(bots) && bots >= 1 && bots <= MAX_BOTS && LEVELS.includes(saved?.level)) return { bots, level: saved.level };
+  } catch {
+    /* no storage, or something else stored there */
+  }
+  return { bots: 3, level: "normal" };
+}
+
+function chosen(form) {
+  return { bots: Number(form.elements.bots.value), level: form.elements.level.value };
+}
+
+function savePracticeChoice(choice) {
+  try {
+    localStorage.setItem(PRACTICE_KEY, JSON.stringify(choice));
+  } catch {
+    /* no storage */
+  }
+}
 
 export function homeScreen() {
   const session = app.session;
@@ -43,6 +71,49 @@ export function homeScreen() {
     h("label", { for: "create-name" }, t("yourName")),
     nameField("create-name"),
     h("button", { class: "primary big", type: "submit", "data-key": "create", disabled: app.busy }, t("createRoom")),
+  );
+  const choice = practiceChoice();
+  // A room with computer players only besides you: the game starts as soon as the room is made.
+  const practiceForm = h(
+    "form",
+    {
+      class: "card-panel practice",
+      // Kept as it is chosen: the home screen is drawn again when the language changes.
+      onchange: (e) => savePracticeChoice(chosen(e.currentTarget)),
+      onsubmit: (e) => {
+        e.preventDefault();
+        const name = remember(e.target);
+        if (name) enter({ type: "create", name, ...chosen(e.target) });
+      },
+    },
+    h("h2", {}, t("playComputer")),
+    h("p", { class: "muted" }, t("playComputerHint")),
+    h("label", { for: "practice-name" }, t("yourName")),
+    nameField("practice-name"),
+    h(
+      "label",
+      { class: "option" },
+      h("span", {}, t("computerPlayers")),
+      h(
+        "select",
+        { name: "bots", "data-key": "practice-bots" },
+        Array.from({ length: MAX_BOTS }, (_, k) => k + 1).map((n) => h("option", { value: n, selected: n === choice.bots }, String(n))),
+      ),
+    ),
+    h(
+      "fieldset",
+      { class: "levels" },
+      h("legend", {}, t("level")),
+      LEVELS.map((level) =>
+        h(
+          "label",
+          { class: "level-choice" },
+          h("input", { type: "radio", name: "level", value: level, checked: level === choice.level, "data-key": `practice-${level}` }),
+          h("span", {}, levelName(level)),
+        ),
+      ),
+    ),
+    h("button", { class: "primary big", type: "submit", "data-key": "practice", disabled: app.busy }, t("playNow")),
   );
   const info = app.roomInfo && app.roomInfo.code === code ? app.roomInfo : null;
   // A friend who comes after the start (or to a full room) cannot join: watching is what is offered.
@@ -108,6 +179,6 @@ export function homeScreen() {
     app.notice ? h("p", { class: "notice", role: "alert" }, app.notice) : null,
     goneGamesPanel(),
     back,
-    code ? [joinForm, createForm] : [createForm, joinForm],
+    code ? [joinForm, createForm, practiceForm] : [createForm, practiceForm, joinForm],
   );
 }

@@ -1,9 +1,10 @@
-// Lobby: the link to share, the seats, the host's options.
+// Lobby: the link to share, the seats (the host adds, removes and sets the level of computer players),
+// the host's options.
 
 import { h } from "../dom.js";
-import { t } from "../i18n.js";
+import { levelName, t } from "../i18n.js";
 import { actions, app } from "../state.js";
-import { confirmLeave, historyPanel, toast, topButtons } from "../ui.js";
+import { LEVELS, confirmLeave, historyPanel, robot, toast, topButtons } from "../ui.js";
 
 const send = (message) => actions.send(message);
 
@@ -37,7 +38,7 @@ export function lobbyScreen() {
   // and back: what the select shows is always what the server last said.
   const asText = (v) => (v === null || v === undefined ? "none" : String(v));
   const fromText = (raw) => (raw === "none" ? null : raw === "true" ? true : raw === "false" ? false : Number(raw));
-  const select = (key, values, label, fmt) =>
+  const select = (key, values, label, fmt, describedBy = null) =>
     h(
       "label",
       { class: "option" },
@@ -46,6 +47,7 @@ export function lobbyScreen() {
         "select",
         {
           "data-key": `opt-${key}`,
+          "aria-describedby": describedBy,
           disabled: !isHost,
           onchange: (e) => send({ type: "options", ...opt, [key]: fromText(e.target.value) }),
         },
@@ -77,29 +79,9 @@ export function lobbyScreen() {
       h(
         "ul",
         { class: "seats" },
-        room.seats.map((s, i) =>
-          h(
-            "li",
-            {},
-            h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? t("connected") : t("away") }),
-            h("span", { class: "sr-only" }, s.connected ? t("connected") : t("away")),
-            h("span", { class: "seat-name" }, s.name, i === you.seat ? ` (${t("you")})` : ""),
-            i === room.host ? h("span", { class: "badge" }, t("host")) : null,
-            isHost && i !== room.host
-              ? h(
-                  "button",
-                  {
-                    class: "small danger",
-                    "data-key": `kick-${i}`,
-                    "aria-label": t("kickLabel", s.name),
-                    onclick: () => send({ type: "kick", seat: i }),
-                  },
-                  t("kick"),
-                )
-              : null,
-          ),
-        ),
+        room.seats.map((s, i) => seatRow(s, i, room, you)),
       ),
+      isHost && room.seats.length < 8 ? addBotRow() : null,
       room.spectators ? h("p", { class: "muted" }, t("spectators", room.spectators)) : null,
     ),
     h(
@@ -109,6 +91,8 @@ export function lobbyScreen() {
       select("score_limit", [50, 100, 150], t("scoreLimit"), (v) => String(v)),
       select("turn_seconds", [30, 45, 60, null], t("turnTimer"), (v) => (v ? t("seconds", v) : t("none"))),
       select("discard_draw", [false, true], t("discardDraw"), (v) => (v ? t("on") : t("off"))),
+      select("stand_in", [null, 30, 60], t("standIn"), (v) => (v ? t("seconds", v) : t("off")), "stand-in-help"),
+      h("p", { class: "option-help", id: "stand-in-help" }, t("standInHelp")),
     ),
     isHost
       ? h(
@@ -120,5 +104,80 @@ export function lobbyScreen() {
     !canStart && isHost ? h("p", { class: "muted center" }, t("needPlayers")) : null,
     historyPanel(),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
+  );
+}
+
+/** One seat: connected or not, the name, host; a computer player's robot and level, which the host
+ * can change; the host's Remove (a computer player is removed, a person asked to leave). */
+function seatRow(s, i, room, you) {
+  const host = you.host;
+  const mine = i === you.seat;
+  // The host's level is a select (the robot then marks the name); everyone else sees "🤖 Hard".
+  const level = !s.bot
+    ? null
+    : host
+      ? h(
+          "select",
+          {
+            class: "bot-level",
+            "data-key": `bot-level-${i}`,
+            "aria-label": t("botLevelOf", s.name),
+            onchange: (e) => send({ type: "bot_level", seat: i, level: e.target.value }),
+          },
+          LEVELS.map((l) => h("option", { value: l, selected: l === s.bot }, levelName(l))),
+        )
+      : robot(s, true);
+  const remove =
+    host && i !== room.host
+      ? h(
+          "button",
+          {
+            class: "small danger",
+            "data-key": s.bot ? `remove-bot-${i}` : `kick-${i}`,
+            "aria-label": t("kickLabel", s.name),
+            onclick: () => send(s.bot ? { type: "remove_bot", seat: i } : { type: "kick", seat: i }),
+          },
+          t("kick"),
+        )
+      : null;
+  return h(
+    "li",
+    { class: s.bot ? "bot-seat" : "" },
+    h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? t("connected") : t("away") }),
+    h("span", { class: "sr-only" }, s.connected ? t("connected") : t("away")),
+    h("span", { class: "seat-name" }, host && s.bot ? robot(s) : null, s.name, mine ? ` (${t("you")})` : ""),
+    i === room.host ? h("span", { class: "badge" }, t("host")) : null,
+    level || remove ? h("span", { class: "seat-controls" }, level, remove) : null,
+  );
+}
+
+/** The host's "add a computer player" (while a seat is free): its level, then the button. */
+function addBotRow() {
+  const chosen = app.newBotLevel ?? "normal";
+  return h(
+    "div",
+    { class: "add-bot" },
+    h(
+      "select",
+      {
+        "data-key": "new-bot-level",
+        "aria-label": t("newBotLevel"),
+        onchange: (e) => {
+          app.newBotLevel = e.target.value;
+        },
+      },
+      LEVELS.map((l) => h("option", { value: l, selected: l === chosen }, levelName(l))),
+    ),
+    h(
+      "button",
+      {
+        class: "secondary",
+        "data-key": "add-bot",
+        "aria-label": t("addBotLabel"),
+        onclick: () => send({ type: "add_bot", level: app.newBotLevel ?? "normal" }),
+      },
+      h("span", { "aria-hidden": "true" }, "+\u00a0"),
+      t("addBot"),
+    ),
   );
 }

@@ -4,7 +4,7 @@ import { cardFace } from "../cards.js";
 import { h } from "../dom.js";
 import { cardName, t } from "../i18n.js";
 import { actions, app, clockIn } from "../state.js";
-import { historyPanel, openRules } from "../ui.js";
+import { historyPanel, openRules, robot } from "../ui.js";
 
 const send = (message) => actions.send(message);
 
@@ -41,7 +41,7 @@ function roundTable(r, table, room, over) {
         return h(
           "tr",
           { class: `${r.caller === i ? "caller" : ""} ${over && winners.includes(i) ? "winner" : ""}` },
-          h("th", { scope: "row" }, h("span", { class: "seat-name" }, `${over && winners.includes(i) ? "★ " : ""}${s.name}`)),
+          h("th", { scope: "row" }, h("span", { class: "seat-name" }, over && winners.includes(i) ? "★ " : null, s.bot ? robot(s) : null, s.name)),
           h("td", { class: "col-cards" }, h("span", { class: "mini-hand", role: "img", "aria-label": r.hands[i].map((c) => cardName(c)).join(", ") }, r.hands[i].map((c) => cardFace(c, "mini")))),
           h("td", {}, String(r.sums[i])),
           h(
@@ -81,7 +81,7 @@ function scoreboard(table, room) {
       h(
         "tbody",
         {},
-        room.seats.map((s, i) => h("tr", {}, h("th", { scope: "row" }, h("span", { class: "seat-name" }, s.name)), table.scores.map((row) => h("td", {}, String(row[i]))), h("td", {}, h("strong", {}, String(table.totals[i]))))),
+        room.seats.map((s, i) => h("tr", {}, h("th", { scope: "row" }, h("span", { class: "seat-name" }, s.bot ? robot(s) : null, s.name)), table.scores.map((row) => h("td", {}, String(row[i]))), h("td", {}, h("strong", {}, String(table.totals[i]))))),
       ),
     ),
   );

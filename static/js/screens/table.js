@@ -3,8 +3,8 @@
 import { cardFace, spoken } from "../cards.js";
 import { h } from "../dom.js";
 import { cardName, getLang, slotLabel, slotName, t } from "../i18n.js";
-import { SLOTS, actions, app, clockIn, effects, mySeat } from "../state.js";
-import { confirmLeave, langButton, openRules, renderAt, ring } from "../ui.js";
+import { SLOTS, actions, app, clockIn, effects, hintMoment, mySeat } from "../state.js";
+import { confirmLeave, langButton, openRules, renderAt, ring, robot } from "../ui.js";
 import { touched } from "../motion.js";
 import { roundOverlay } from "./results.js";
 
@@ -32,12 +32,71 @@ export function tableScreen() {
     me === null ? h("p", { class: "spectating" }, t("spectating")) : myHand(r, me, myTurn),
     me === null ? null : myLine(r, me),
     actionBar(r, me, myTurn),
-    h("p", { class: "event-line", "aria-live": "polite" }, app.lines.slice(-2).map((l) => h("span", {}, l))),
-    me === null ? null : reactionBar(),
+    // A hint takes the events' place until the game moves on: the same line, so nothing else moves.
+    app.hint
+      ? h("p", { class: "event-line hint-line", "aria-live": "polite" }, h("span", {}, h("span", { "aria-hidden": "true" }, "💡 "), app.hint.text))
+      : h("p", { class: "event-line", "aria-live": "polite" }, app.lines.slice(-2).map((l) => h("span", {}, l))),
+    // Reactions are for people: in a practice game (only computer players besides you) their row gives
+    // its room to the hint.
+    me === null || app.state.you.hints ? null : reactionBar(),
     phase === "round_over" || phase === "game_over" ? roundOverlay() : null,
   );
   for (const key of firstSeen.keys()) if (!shownNow.has(key)) firstSeen.delete(key);
+  for (const key of hintedKeys()) screen.querySelector(`[data-key="${key}"]`)?.classList.add("hinted");
   return screen;
+}
+
+// -- hints -------------------------------------------------------------------------------------------
+
+/** Whether to offer the Hint button: in a practice game (you.hints), on your move or in your crisp window. */
+function hintOffered(r, me, myTurn) {
+  const { you } = app.state;
+  if (!you.hints || me === null || !r || app.queen) return false;
+  return you.can.includes("crisp") || (myTurn && you.can.length > 0);
+}
+
+function hintButton(compact) {
+  return h(
+    "button",
+    {
+      class: "hint-button",
+      title: t("hint"),
+      "data-key": "hint",
+      "aria-label": t("hintLabel"),
+      disabled: app.hintAsked !== null || app.hint !== null,
+      onclick: () => {
+        app.hintAsked = hintMoment();
+        send({ type: "hint" });
+        render();
+      },
+    },
+    h("span", { "aria-hidden": "true" }, compact ? "💡" : "💡 "),
+    compact ? null : t("hint"),
+  );
+}
+
+/** The controls the hint's move would use, marked on the table: the move button, the pile, the slot. */
+function hintedKeys() {
+  const move = app.hint?.move;
+  if (!move) return [];
+  switch (move.type) {
+    case "draw":
+      return move.from === "discard" ? ["act-take", "discard-pile"] : ["act-draw", "draw-pile"];
+    case "swap":
+      return [`slot-${move.slot}`];
+    case "discard":
+      return ["act-discard"];
+    case "jack":
+    case "king":
+      return [`act-${move.type}`];
+    case "queen":
+      // The Queen button first; once it is pressed, your card, then the other player's.
+      return app.queen?.slot ? [`target-${move.target}-${move.target_slot}`] : app.queen ? [`slot-${move.slot}`] : ["act-queen"];
+    case "crisp":
+      return ["crisp"];
+    default:
+      return [];
+  }
 }
 
 // -- no tap by accident ------------------------------------------------------------------------------
@@ -141,17 +200,31 @@ function seatBox(seat) {
     );
   });
   const floating = app.reactions.filter((x) => x.seat === seat && x.until > performance.now());
-  const status = info.left ? t("leftGame") : !info.connected ? t("away") : null;
+  // A seat a computer player plays for is in the game, not away: it says so instead of looking absent.
+  const status = info.stand_in ? null : info.left ? t("leftGame") : !info.connected ? t("away") : null;
   const total = table.totals[seat] ?? 0;
+  const absent = info.stand_in ? "stand-in" : `${info.connected ? "" : "away"} ${info.left ? "gone" : ""}`;
   return h(
     "div",
-    { class: `seat ${turn ? "turn" : ""} ${info.connected ? "" : "away"} ${info.left ? "gone" : ""}`, role: "listitem" },
-    h("span", { class: "seat-name" }, info.name, status ? h("span", { class: "sr-only" }, `, ${status}`) : null),
+    { class: `seat ${turn ? "turn" : ""} ${absent}`, role: "listitem" },
+    h(
+      "span",
+      { class: `seat-name${info.stand_in ? " stand-in" : ""}`, title: info.stand_in ? t("playingForLabel", info.name) : null },
+      // "playing for Ana" where the seat is wide enough, "for Ana" where not (the CSS chooses).
+      info.stand_in ? [h("span", { class: "playing-for long" }, t("playingFor")), h("span", { class: "playing-for short" }, t("playingForShort"))] : null,
+      info.name,
+      status ? h("span", { class: "sr-only" }, `, ${status}`) : null,
+    ),
     h("div", { class: "mini-hand" }, cards),
     h(
       "div",
       { class: "seat-tags" },
-      h("span", { class: `dot ${info.connected && !info.left ? "on" : "off"}`, "aria-hidden": "true" }),
+      // A computer player's seat is always connected: its robot says more than the dot.
+      info.bot
+        ? robot(info)
+        : info.stand_in
+          ? h("span", { class: "robot", "aria-hidden": "true" }, "🤖") // the name says "playing for Ana"
+          : h("span", { class: `dot ${info.connected && !info.left ? "on" : "off"}`, "aria-hidden": "true" }),
       r && r.dealer === seat ? dealerTag() : null,
       seat === room.host ? h("span", { class: "badge tiny", title: t("host"), "aria-label": t("host") }, "★") : null,
       r && r.caller === seat ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
@@ -252,6 +325,8 @@ function turnState(r, me, myTurn) {
     else if (app.queen) text = t("queenPickMine");
     else if (myTurn && can.includes("swap") && !can.includes("discard") && !can.includes("jack") && !can.includes("queen")) text = t("mustSwapHint");
     else if (myTurn && can.includes("swap")) text = t("swapHint");
+    else if (myTurn && can.includes("king")) text = t("kingHint");
+    else if (myTurn && (can.includes("jack") || can.includes("queen"))) text = t("specialHint");
     else if (myTurn) text = t("yourTurnDraw");
     else text = r.drawn ? t("turnPlay", nameOf(r.turn)) : t("turnDraw", nameOf(r.turn));
     const deadline = clockIn("deadline_in") ?? clockIn("auto_timeout_in");
@@ -335,8 +410,11 @@ function actionBar(r, me, myTurn) {
     if (can.includes("king")) buttons.push(moveButton("act-king", { class: "special" }, () => send({ type: "king" }), t("useKing")));
     if (can.includes("discard")) buttons.push(moveButton("act-discard", { class: "secondary" }, () => send({ type: "discard" }), t("discardIt")));
   }
+  // Beside two moves, the bulb alone, and the plain move as wide as its word: one row on a small phone.
+  const bulb = hintOffered(r, me, myTurn) && buttons.length >= 2;
+  if (hintOffered(r, me, myTurn)) buttons.push(hintButton(bulb));
   if (app.queen) buttons.push(h("button", { class: "secondary", "data-key": "act-cancel", onclick: () => { app.queen = null; render(); } }, t("cancel")));
-  return h("div", { class: "actions" }, buttons);
+  return h("div", { class: `actions${bulb ? " with-bulb" : ""}` }, buttons);
 }
 
 function reactionBar() {

@@ -1,0 +1,106 @@
+"""A computer player at a room's seat: a ``SeatDriver`` whose updates go to a :class:`~crisp_server.bots.Bot`.
+
+It gets exactly what a person at that seat would get (the same encoded messages, decoded here), and acts
+the way a client does: it posts the inbound message its bot decided, parsed and validated like any
+client's frame, after a human-like pause (``crisp_server.bots.pause_ms`` times ``CRISP_BOT_PAUSE``, 0 in
+tests) on the room's own clock. The decision code in ``crisp_server.bots`` never sees the room.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import TYPE_CHECKING, Final
+
+import orjson
+
+from crisp_server import protocol as p
+from crisp_server.bots import Bot, pause_ms
+
+from .clock import Clock, TimerHandle
+from .messages import Inbound
+
+if TYPE_CHECKING:
+    from .room import Room
+
+log = logging.getLogger("crisp.room")
+
+#: Names the room gives its computer players (the first one free in the room, case folded).
+BOT_NAMES: Final = ("Ada", "Alan", "Grace", "Konrad", "Edsger", "Barbara", "Claude", "Katherine")
+#: The level of a computer player standing in for a person.
+STAND_IN_LEVEL: Final = "normal"
+#: Refused messages in a row after which a bot waits for the table to change before it tries again (a
+#: refusal is a race with a timer, which the next update settles; more would be a bug, never a loop).
+MAX_REFUSALS: Final = 3
+
+
+class BotDriver:
+    """Drives one seat for a computer player (``level``), or stands in for its person (``stand_in``)."""
+
+    lang = "en"
+
+    def __init__(self, level: str, clock: Clock, pause: float, *, stand_in: bool = False, seed: int | None = None):
+        self.level = level
+        self.stand_in = stand_in
+        self.room: Room | None = None
+        self.bot = Bot(level, random.Random(seed))
+        self._clock = clock
+        self._pause = pause
+        self._rng = random.Random(None if seed is None else seed + 1)
+        self._timer: TimerHandle | None = None
+        self._acted_v = 0  # the room's version when it last acted: older views do not ask again
+        self._refused = 0
+
+    # -- SeatDriver ------------------------------------------------------------------------------------
+
+    def send(self, data: bytes) -> None:
+        message = orjson.loads(data)
+        kind = message.get("type")
+        if kind in ("update", "snapshot"):
+            self.bot.observe(message)
+            if message["v"] >= self._acted_v:
+                self._refused = 0
+                self._plan()
+        elif kind == "error":
+            # A move refused: the table moved on meanwhile (a time-out, a closed window). Decide again from
+            # the next view; a few refusals in a row and it waits for the next change.
+            self._refused += 1
+            log.debug("bot at %s: %s refused", self.room.code if self.room else "-", message.get("code"))
+            self._acted_v = 0
+            if self._refused < MAX_REFUSALS:
+                self._plan()
+
+    def close(self, code: int, reason: str = "") -> None:
+        self._cancel()
+
+    # -- acting ----------------------------------------------------------------------------------------
+
+    def _plan(self) -> None:
+        """Start the pause before its next decision, if one is due and none is running."""
+        due = self.bot.due()
+        if due is None:
+            self._cancel()
+            return
+        if self._timer is not None:
+            return  # a pause is already running: the decision is made from the view it acts on
+        r = self.bot.memory.round
+        wait = max(0, due.at - r["now"]) if due.kind != "ready" and r is not None else 0
+        pause = round(pause_ms(due, self._rng, self.bot.memory.phase) * self._pause)
+        self._timer = self._clock.call_at(self._clock.now() + wait + pause, self._act)
+
+    def _act(self) -> None:
+        self._timer = None
+        room = self.room
+        if room is None:
+            return
+        decided = self.bot.decide()
+        if decided is None:
+            return
+        message = p.parse_inbound(orjson.dumps(decided))  # validated like any client's frame
+        self._acted_v = room.v + 1
+        room.post(Inbound(self, message))
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
