@@ -23,6 +23,26 @@ def free_port() -> int:
         return port
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds the socket listening on ``port`` (Linux's /proc; elsewhere: assumed)."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    if not tables[0].exists():
+        return True
+    inodes = set()
+    for table in tables:
+        if not table.exists():
+            continue
+        for line in table.read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
+                inodes.add(fields[9])
+    try:
+        links = {os.readlink(f) for f in Path(f"/proc/{pid}/fd").iterdir()}
+    except OSError:
+        return False
+    return any(f"socket:[{inode}]" in links for inode in inodes)
+
+
 @contextmanager
 def server_process(
     data_dir: Path,
@@ -53,7 +73,10 @@ def server_process(
                 said = proc.stdout.read().decode() if proc.stdout else log.read_text() if log else ""
                 raise RuntimeError(f"the server exited with {proc.returncode}:\n{said}")
             try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                # Healthy, and the listener on the port is this process's: the port was free when chosen, but
+                # another program on the machine may take it first (this server then exits, and its health
+                # check would have reached the other one).
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200 and listens(proc.pid, port):
                     break
             except httpx.HTTPError:
                 pass
