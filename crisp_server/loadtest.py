@@ -52,6 +52,9 @@ RACES = frozenset(("crisp_not_allowed", "too_early"))
 #: The same for a bot's last message of this type: a "ready" that arrived as the peek ended.
 RACES_AFTER = {"wrong_phase": "ready"}
 
+#: Rooms of the first wave joining at the same time (see ``run``).
+JOINS_AT_ONCE = 200
+
 #: The clocks in a state (milliseconds left) that say when a waiting room may go on.
 CLOCKS = ("may_draw_in", "window_closes_in", "peek_ends_in", "next_round_in")
 
@@ -66,6 +69,7 @@ class Stats:
     games: int = 0
     rounds: int = 0
     rooms_ready: int = 0
+    rooms_failed: int = 0  # first rooms that could not join (failed_rooms in the result)
     churn_ready: int = 0  # --churn rooms playing
     warm: bool = False  # latencies count while true: from every first room playing to the window closing
     churning: bool = False  # from the first --churn room's connection until all of them play
@@ -143,6 +147,7 @@ class Bot(WSListener):
             self.room.stats.disconnects += 1
         if not self.welcome.done():
             self.welcome.set_exception(ConnectionError("disconnected before the welcome"))
+            self.welcome.exception()  # retrieved: only the bots a room waits for raise it
 
     def send(self, message: dict[str, Any]) -> None:
         if self.transport is not None:
@@ -357,13 +362,31 @@ async def _join(plan: Plan, room: RoomBots) -> None:
         host.send({"type": "start"})
 
 
-async def _room(plan: Plan, stats: Stats, rng: random.Random, stop: asyncio.Event, *, first: bool) -> None:
+async def _room(
+    plan: Plan,
+    stats: Stats,
+    rng: random.Random,
+    stop: asyncio.Event,
+    *,
+    first: bool,
+    joining: asyncio.Semaphore | None = None,
+) -> None:
     room = RoomBots(stats, rng, plan.crisp)
     try:
-        await _join(plan, room)
+        try:
+            if joining is None:
+                await _join(plan, room)
+            else:
+                async with joining:
+                    await _join(plan, room)
+        except BaseException:
+            if first:  # counted as failed; the others play on, measured (a wait for it would never end)
+                stats.rooms_failed += 1
+                stats.warm = stats.rooms_ready + stats.rooms_failed == plan.rooms
+            raise
         if first:
             stats.rooms_ready += 1
-            if stats.rooms_ready == plan.rooms:
+            if stats.rooms_ready + stats.rooms_failed == plan.rooms:
                 stats.warm = True
         else:
             stats.churn_ready += 1
@@ -454,8 +477,15 @@ async def run(
     what = "in their lobbies" if lobby else f"{pace:g} action(s)/room/s" if pace > 0 else "as fast as the rules allow"
     print(f"load test: {rooms} rooms x {players} players against {base}, {what}, {duration:g} s")
 
+    # The first wave joins a few hundred rooms at a time: all at once, thousands of handshakes queue up
+    # and, on a busy machine, time out (the run then measures fewer rooms than asked). The churn's rooms
+    # come one by one anyway.
+    joining = asyncio.Semaphore(JOINS_AT_ONCE)
+
     def start(first: bool) -> asyncio.Task[None]:
-        return asyncio.create_task(_room(plan, stats, random.Random(rng.random()), stop, first=first))
+        return asyncio.create_task(
+            _room(plan, stats, random.Random(rng.random()), stop, first=first, joining=joining if first else None)
+        )
 
     tasks = [start(True) for _ in range(rooms)]
     while not stats.warm and not all(t.done() for t in tasks):

@@ -50,8 +50,9 @@ class Settings(BaseSettings):
     lookup_per_minute: float = Field(default=30.0, gt=0)
     #: Messages waiting for one slow connection before the server drops it (it can resume).
     send_queue: int = Field(default=256, ge=8)
-    #: Keepalive: each connection is pinged this often; one that does not answer within the timeout is
-    #: dropped (a phone gone without a word, or one that stopped reading).
+    #: Keepalive: a connection that has sent nothing for this long is pinged; one that does not answer
+    #: within the timeout is dropped (a phone gone without a word, or one that stopped reading; one that
+    #: sends but stops reading fills its send queue and is dropped by that).
     ping_seconds: float = Field(default=20.0, gt=0)
     ping_timeout_seconds: float = Field(default=20.0, gt=0)
     #: A closing connection that has not completed the closing handshake after this long is aborted.

@@ -1,4 +1,5 @@
-"""Keepalive pings are spread out: connections opened together are not pinged together (issue 7)."""
+"""Keepalive pings are spread out: connections opened together are not pinged together (issue 7); and only a
+connection silent for an interval is pinged (issue 19)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,32 @@ async def test_connections_opened_together_get_their_first_pings_spread_over_an_
         finally:
             for transport, _ in connected:
                 transport.disconnect()
+
+
+async def test_only_a_connection_silent_for_an_interval_is_pinged() -> None:
+    async with running_server(ping_interval=INTERVAL) as server:
+        (quiet_transport, quiet), (chatty_transport, chatty) = [
+            (transport, cast(Pinged, listener))
+            for transport, listener in await asyncio.gather(
+                *(ws_connect(Pinged, server.url, enable_auto_pong=False) for _ in range(2))
+            )
+        ]
+        try:
+            # One talks (a game's moves; here the protocol's own ping) four times an interval, for three.
+            talked_until = time.monotonic() + 3 * INTERVAL
+            while time.monotonic() < talked_until:
+                chatty_transport.send(WSMsgType.TEXT, b'{"type": "ping"}')
+                await asyncio.sleep(INTERVAL / 4)
+            assert quiet.pings >= 2
+            assert chatty.pings == 0  # its messages were signs of life enough
+            # Once it falls silent, it is pinged within an interval of its last message.
+            deadline = time.monotonic() + 2 * INTERVAL
+            while chatty.pings == 0 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert chatty.first_ping is not None
+            assert time.monotonic() - talked_until <= 1.5 * INTERVAL
+            assert not quiet_transport.is_disconnected
+            assert not chatty_transport.is_disconnected
+        finally:
+            quiet_transport.disconnect()
+            chatty_transport.disconnect()
