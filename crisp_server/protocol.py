@@ -336,6 +336,12 @@ def pong_message(v: int) -> bytes:
     return orjson.dumps({"type": "pong", "v": v})
 
 
+def moved_message(v: int) -> bytes:
+    """``{"type": "moved", "v"}``, then close 4005: the room lives on another node now (a cluster); reconnect
+    at once with ``/ws?room=CODE`` and resume."""
+    return orjson.dumps({"type": "moved", "v": v})
+
+
 class Unavailable(BaseModel):
     """Outbound: the room's changes cannot be saved (the database is down, full or locked). The room stays
     as it was last saved, refuses what would change it (error ``unavailable``) and goes on by itself when

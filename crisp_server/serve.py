@@ -1,9 +1,12 @@
-"""Running the server: one uvicorn worker (rooms live in this process), graceful on SIGTERM."""
+"""Running the server: one uvicorn worker (rooms live in this process), graceful on SIGTERM: alone, rooms tell
+their players the server restarts; in a cluster, the node drains first (its rooms go to other nodes)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -23,6 +26,34 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: Any) -> None:
         super().__init__(config)
         self._app = app
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._drain: asyncio.Task[None] | None = None
+
+    async def serve(self, sockets: list[Any] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """In a cluster, the first SIGTERM drains the node (``/healthz`` 503, rooms handed over), then it
+        stops; a second signal, or Ctrl-C, stops it at once."""
+        cluster = self._app.state.registry.cluster
+        if sig == signal.SIGTERM and cluster is not None and self._drain is None and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._start_drain)
+            return
+        super().handle_exit(sig, frame)
+
+    def _start_drain(self) -> None:
+        if self._drain is not None:
+            return
+
+        async def drain() -> None:
+            try:
+                await self._app.state.registry.cluster.drain()
+            except Exception:
+                log.exception("draining failed; stopping")
+            self.should_exit = True
+
+        self._drain = asyncio.get_running_loop().create_task(drain(), name="drain")
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
         await self._app.state.registry.shutdown()

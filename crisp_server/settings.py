@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -77,6 +78,34 @@ class Settings(BaseSettings):
     static_dir: Path | None = None
     #: The Alembic migrations; default: ``migrations/`` beside the package or in the working folder.
     migrations_dir: Path | None = None
+
+    #: Several nodes share the rooms through PostgreSQL (``database_url``): each room has one owner node at a
+    #: time (a lease row), and a node that is not a room's owner asks for it (see docs/protocol.md).
+    cluster: bool = False
+    #: This node's name among the cluster's nodes; default: the host name and the port.
+    node: str | None = Field(default=None, min_length=1, max_length=64)
+    #: A room's lease lasts this long without renewal (a dead node's rooms move after it), renewed this often.
+    lease_seconds: float = Field(default=10.0, ge=1, le=300)
+    lease_renew_seconds: float = Field(default=2.0, gt=0, le=60)
+    #: On SIGTERM in a cluster, the node hands its rooms over and exits when it owns none, or after this long.
+    drain_seconds: float = Field(default=30.0, ge=0, le=3600)
+
+    @model_validator(mode="after")
+    def _cluster_needs_postgresql(self) -> Self:
+        if self.cluster:
+            url = self.resolved_database_url()
+            if not url.startswith("postgresql"):
+                raise ValueError(
+                    "CRISP_CLUSTER needs PostgreSQL: set CRISP_DATABASE_URL=postgresql://user:password@host/db "
+                    "(nodes share their rooms through it; SQLite is one process's)"
+                )
+            if self.lease_renew_seconds * 2 > self.lease_seconds:
+                raise ValueError("CRISP_LEASE_RENEW_SECONDS must be at most half of CRISP_LEASE_SECONDS")
+        return self
+
+    def node_name(self) -> str:
+        """``node``, or the host name and the port."""
+        return self.node or f"{socket.gethostname()}:{self.port}"
 
     def resolved_database_url(self) -> str:
         if self.database_url:

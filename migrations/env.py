@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
-from sqlalchemy import pool
+from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import async_engine_from_config
 
 from crisp_server.settings import Settings
 from crisp_server.store.models import Base
+
+#: Nodes started together on a new PostgreSQL database take turns: the first migrates, the others then find
+#: nothing to do (a session-level advisory lock, held only while migrating).
+MIGRATION_LOCK = 0x43524953  # "CRIS"
 
 config = context.config
 target_metadata = Base.metadata
@@ -29,14 +33,23 @@ def run_migrations_offline() -> None:
 
 
 def _run(connection: Connection) -> None:
-    context.configure(
-        connection=connection,
-        target_metadata=target_metadata,
-        compare_type=True,
-        render_as_batch=connection.dialect.name == "sqlite",  # SQLite alters tables by copying them
-    )
-    with context.begin_transaction():
-        context.run_migrations()
+    locked = connection.dialect.name == "postgresql"
+    if locked:
+        connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK})
+        connection.commit()
+    try:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            compare_type=True,
+            render_as_batch=connection.dialect.name == "sqlite",  # SQLite alters tables by copying them
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    finally:
+        if locked:
+            connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK})
+            connection.commit()
 
 
 async def run_migrations_online() -> None:

@@ -17,11 +17,12 @@ import orjson
 from crisp_server import protocol as p
 from crisp_server.engine import Game, Options, Record
 from crisp_server.settings import Settings
+from crisp_server.store.leases import Fenced
 from crisp_server.store.operations import CloseRoom, Op, SaveRoom, SeatData
 from crisp_server.store.store import Store
 
 from .clock import Clock, TimerHandle
-from .driver import CLOSE_LEFT, CLOSE_RESTART, SeatDriver
+from .driver import CLOSE_LEFT, CLOSE_MOVED, CLOSE_RESTART, SeatDriver
 from .messages import RoomMessage, Tick
 from .phase import Fairness, Phase
 from .seats import Seat
@@ -86,6 +87,10 @@ class RoomActor(ABC):
         self.peek_ends: int | None = None
         self.next_round_at: int | None = None
         self.closed = False
+        #: In a cluster: the epoch of this node's lease of the room, checked by each of its commits.
+        self.lease: int | None = None
+        #: In a cluster: another node took the room over; it stopped here and its members were sent there.
+        self.lost = False
         self._timer: TimerHandle | None = None
         self._timer_at: int | None = None
         self.touched = clock.now()  # the last message handled (idle rooms are closed)
@@ -149,6 +154,10 @@ class RoomActor(ABC):
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._drained.set()
+            if isinstance(error, Fenced):
+                if not self.closed:
+                    self.lose()
+                return
             if error is not None and epoch == self._epoch and not self.closed:
                 self._suspend(error)
             if error is not None and not self.closed:
@@ -161,7 +170,8 @@ class RoomActor(ABC):
                 self._saved = True
             self._published(out, accepted, v)
 
-        self.store.submit(ops, done, skip=lambda: epoch != self._epoch)
+        fence = (self.code, self.lease) if self.lease is not None else None
+        self.store.submit(ops, done, skip=lambda: epoch != self._epoch, fence=fence)
 
     def _published(self, out: list[tuple[SeatDriver, bytes | tuple[int, str]]], accepted: list[float], v: int) -> None:
         self._v_sent = max(self._v_sent, v)
@@ -244,6 +254,30 @@ class RoomActor(ABC):
     def _shutdown(self) -> None:
         """The server stops: tell everyone to come back in a moment, and close."""
         self._send_away("restarting", CLOSE_RESTART, "server restarting", leave_registry=False)
+
+    def _move_away(self) -> None:
+        """Hand the room over (cluster): after what is being committed, members are sent to reconnect."""
+        self._send_away("moved", CLOSE_MOVED, "moved", leave_registry=True)
+
+    def lose(self: Self) -> None:
+        """Another node holds the room now (a commit was fenced, or the lease was not renewed): what was not
+        committed never happened and is not sent; every member is told ``moved`` (closed with 4005, to
+        reconnect and find the room on its new node) and the room stops here."""
+        self._epoch += 1  # what it submitted is dropped, never delivered
+        self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
+        self.lost = True
+        log.warning("room %s: another node holds it now; its players are sent there", self.code)
+        data = p.moved_message(self._v_sent)
+        for conn in list(self.members):
+            conn.send(data)
+            conn.close(CLOSE_MOVED, "moved")
+            conn.room = None
+        self.members.clear()
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._on_close is not None:
+            self._on_close(self)
 
     def _send_away(self: Self, kind: str, code: int, reason: str, *, leave_registry: bool) -> None:
         """Tell every member ``kind``, close their sockets after it, and stop the room."""

@@ -13,6 +13,8 @@ CLOSE_KICKED: Final = 4003
 CLOSE_REPLACED: Final = 4001
 CLOSE_LEFT: Final = 1000
 CLOSE_RESTART: Final = 1012
+#: After ``moved``: the room now lives on another node of the cluster; reconnect at once (``?room=CODE``).
+CLOSE_MOVED: Final = 4005
 
 
 class SeatDriver(Protocol):

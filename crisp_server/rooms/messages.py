@@ -52,7 +52,13 @@ class Reload:
     stored: StoredRoom | None
 
 
-RoomMessage = Inbound | Detach | Tick | Shutdown | Expire | Abandon | Reload
+@dataclass(frozen=True, slots=True)
+class MoveAway:
+    """In a cluster: hand the room over to another node (asked by it, or this node drains): after what is
+    being committed, every member is sent ``moved`` and closed with 4005, and the room stops here."""
+
+
+RoomMessage = Inbound | Detach | Tick | Shutdown | Expire | Abandon | Reload | MoveAway
 
 
 class RoomError(Exception):

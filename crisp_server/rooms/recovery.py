@@ -16,7 +16,7 @@ from crisp_server.store.reads import StoredRoom
 from .botseat import BotDriver
 from .computers import Computers
 from .driver import CLOSE_LEFT
-from .messages import Detach, Inbound, Reload, RoomError, RoomMessage, Shutdown
+from .messages import Detach, Inbound, MoveAway, Reload, RoomError, RoomMessage, Shutdown
 from .phase import GAME_PHASES, Fairness, Phase
 from .seats import Seat, TokenBucket
 
@@ -141,6 +141,8 @@ class Recovery(Computers):
             self._reload(message.stored)
         elif isinstance(message, Shutdown):
             self._shutdown()
+        elif isinstance(message, MoveAway):
+            self._move_away()
 
     def _reload(self, stored: StoredRoom | None) -> None:
         """Go on from what the database has: every member gets it (an ``update`` with the event

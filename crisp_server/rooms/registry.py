@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from crisp_server.settings import Settings
 from crisp_server.store.outage import describe
@@ -17,6 +18,9 @@ from .messages import Abandon, Expire, Shutdown
 from .phase import Phase
 from .room import Room
 from .tokens import new_room_code
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 log = logging.getLogger("crisp.rooms")
 
@@ -44,13 +48,17 @@ class Registry:
         self._recovery: asyncio.Task[None] | None = None
         self._outage_since: float | None = None  # monotonic, while rooms wait or commits fail
         self._outage_seconds = 0.0  # outages that ended
+        #: In a cluster (``CRISP_CLUSTER``): this node's leases; its rooms are the ones it holds.
+        self.cluster: Cluster | None = None
 
-    def create(self, base_url: str) -> Room:
-        """A new empty room with a fresh code."""
-        code = new_room_code()
-        while code in self.rooms:
+    def create(self, base_url: str, *, code: str | None = None, lease: int | None = None) -> Room:
+        """A new empty room with a fresh code (in a cluster: the code its lease was claimed for)."""
+        if code is None:
             code = new_room_code()
+            while code in self.rooms:
+                code = new_room_code()
         room = Room(code, f"{base_url}/r/{code}", self.settings, self.clock, self._closed, store=self.store)
+        room.lease = lease
         self._adopt(room)
         log.info("room created", extra={"room": code})
         return room
@@ -72,6 +80,17 @@ class Registry:
         # Games whose players had been gone long enough before the restart end now.
         self.expire_abandoned(int(self.settings.idle_game_hours * 3_600_000))
 
+    def restore_one(self, stored: StoredRoom, lease: int) -> Room:
+        """A room this node has just claimed (cluster), rebuilt from the database as after a restart; the
+        caller awaits its ``flush``. A game abandoned long enough ends now."""
+        room = Room.restore(stored, self.settings, self.clock, self.store, self._closed)
+        room.lease = lease
+        self._adopt(room)
+        idle_ms = int(self.settings.idle_game_hours * 3_600_000)
+        if room.paused and room.paused_at is not None and self.clock.now() - room.paused_at >= idle_ms:
+            room.post(Abandon())
+        return room
+
     def _adopt(self, room: Room) -> None:
         room.observe_action = self.observe_action
         room.on_suspend = self._suspended
@@ -88,6 +107,8 @@ class Registry:
 
     def problem(self) -> str | None:
         """Why the server cannot play right now (``/healthz``), or ``None``."""
+        if self.cluster is not None and self.cluster.draining:
+            return f"draining: {len(self.rooms)} room(s) are being handed over to other nodes"
         outage = self.store.outage if self.store is not None else None
         if outage is None and not self.suspended:
             return None
@@ -156,6 +177,8 @@ class Registry:
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
             log.info("room closed", extra={"room": room.code})
+            if self.cluster is not None:
+                self.cluster.closed(room)
 
     def idle(self, idle_ms: int) -> list[Room]:
         """Rooms nobody is connected to and nothing happened in for ``idle_ms``, in the lobby or after a game."""

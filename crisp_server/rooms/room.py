@@ -30,7 +30,7 @@ from crisp_server.store.store import Store
 
 from .clock import Clock
 from .driver import SeatDriver
-from .messages import Abandon, Detach, Expire, Inbound, RoomError, RoomMessage, Shutdown, Tick
+from .messages import Abandon, Detach, Expire, Inbound, MoveAway, RoomError, RoomMessage, Shutdown, Tick
 from .phase import Phase
 from .recovery import Recovery
 from .seats import MAX_SEATS
@@ -83,6 +83,8 @@ class Room(Recovery):
                 self._abandon()
         elif isinstance(message, Shutdown):
             self._shutdown()
+        elif isinstance(message, MoveAway):
+            self._move_away()
 
     def _inbound(self, conn: SeatDriver, msg: Any) -> None:
         try:

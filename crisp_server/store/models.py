@@ -136,3 +136,16 @@ class ResultRow(Base):
     totals: Mapped[list[Any]]
     winners: Mapped[list[Any]]
     finished_at: Mapped[datetime]
+
+
+class RoomOwnerRow(Base):
+    """Which node owns a room, in a cluster (``CRISP_CLUSTER``): a lease, claimed when it is free or expired
+    (``epoch`` + 1), renewed by its node and checked by every group commit of the room (fencing). ``node`` is
+    NULL once released. A row is never deleted: its epoch only grows, so an old owner can never pass the fence."""
+
+    __tablename__ = "room_owners"
+
+    code: Mapped[str] = mapped_column(String(6), primary_key=True)
+    node: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[datetime]

@@ -43,6 +43,17 @@ class StoredRoom:
     v: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class RoomSummary:
+    """What the lobby-wide reads (room info, QR code, games list) need of a room."""
+
+    room_id: str
+    code: str
+    link: str
+    phase: str
+    players: list[str]
+
+
 class Reads:
     """The store's reading part (``Store`` inherits it); ``sessions`` are its ``AsyncSession``s, ``_writing``
     the lock every write transaction holds (the purge writes)."""
@@ -106,6 +117,33 @@ class Reads:
                 return None
             document, _ = await _game_document(session, game)
             return document, list(game.token_hashes), game.finished_at is not None
+
+    async def open_room_id(self, code: str) -> str | None:
+        """The id of the open room with this code, if any (in a cluster: it may live on another node)."""
+        async with self.sessions() as session:
+            found: str | None = await session.scalar(
+                select(RoomRow.id)
+                .where(RoomRow.code == code, RoomRow.closed_at.is_(None))
+                .order_by(RoomRow.created_at.desc())
+                .limit(1)
+            )
+            return found
+
+    async def room_summary(self, code: str) -> RoomSummary | None:
+        """An open room's public facts as last committed (a room another node of the cluster runs)."""
+        async with self.sessions() as session:
+            room = await session.scalar(
+                select(RoomRow)
+                .where(RoomRow.code == code, RoomRow.closed_at.is_(None))
+                .order_by(RoomRow.created_at.desc())
+                .limit(1)
+            )
+            if room is None:
+                return None
+            names = (
+                await session.scalars(select(SeatRow.name).where(SeatRow.room_id == room.id).order_by(SeatRow.position))
+            ).all()
+            return RoomSummary(room.id, room.code, room.link, room.phase, list(names))
 
     async def last_room_id(self, code: str) -> str | None:
         """The id of the newest room with this code, closed or not (a code is unique among open rooms only)."""

@@ -30,6 +30,7 @@ from sqlalchemy.pool import PoolProxiedConnection
 from crisp_server.store import sqlite_fast
 
 from .checkpoints import Checkpoints, _Copier
+from .leases import Fenced, Leases
 from .operations import AddResume, Op, Written
 from .outage import Outage, describe, unreachable
 from .reads import Reads
@@ -51,6 +52,8 @@ class _Submission:
     ops: Sequence[Op]
     done: Callable[[BaseException | None], None]
     skip: Callable[[], bool]
+    #: In a cluster: the room's (code, epoch) lease, checked in the commit's own transaction.
+    fence: tuple[str, int] | None = None
 
 
 class Dropped(RuntimeError):
@@ -85,7 +88,7 @@ class Store(Checkpoints, Reads):
     SQLAlchemy or asyncpg), and tells each submission how its commit went, in order. It inherits the
     checkpoints (``checkpoints.py``) and the reads (``reads.py``)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, idle_in_transaction_ms: int | None = None) -> None:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -104,6 +107,12 @@ class Store(Checkpoints, Reads):
             kwargs["pool_pre_ping"] = True
             # A server that does not answer at all (a host down) is an outage after seconds, not a minute.
             kwargs["connect_args"] = {"timeout": CONNECT_SECONDS}
+            if idle_in_transaction_ms is not None:
+                # A node stopped between two statements of a transaction (SIGSTOP, a long pause) must not
+                # keep its lease rows locked: PostgreSQL ends such a session (the fence then refuses it).
+                kwargs["connect_args"]["server_settings"] = {
+                    "idle_in_transaction_session_timeout": str(idle_in_transaction_ms)
+                }
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # Writes to SQLite go through the plain sqlite3 driver, on the event loop: a group commit to a WAL
@@ -135,6 +144,8 @@ class Store(Checkpoints, Reads):
         self.on_failure: list[Callable[[str], None]] = []  # callbacks(reason) for metrics, per failed commit
         #: Set while commits fail: since when and why (``/healthz``).
         self.outage: Outage | None = None
+        #: In a cluster: this node's leases; every group commit checks the fences of its rooms.
+        self.leases: Leases | None = None
 
     async def start(self) -> None:
         if self._sync_engine is not None and self._raw is None:
@@ -185,12 +196,18 @@ class Store(Checkpoints, Reads):
             self._sync_engine.dispose()
 
     def submit(
-        self, ops: Sequence[Op], done: Callable[[BaseException | None], None], skip: Callable[[], bool] = _never
+        self,
+        ops: Sequence[Op],
+        done: Callable[[BaseException | None], None],
+        skip: Callable[[], bool] = _never,
+        fence: tuple[str, int] | None = None,
     ) -> None:
         """Write ``ops`` in order, grouped with other rooms' writes, then call ``done`` with ``None`` or what
         went wrong. Submissions are done in the order they came (one with no ops just waits its turn);
-        one whose ``skip()`` is true by then is dropped (its room stopped after a failed commit)."""
-        self._queue.put_nowait(_Submission(ops, done, skip))
+        one whose ``skip()`` is true by then is dropped (its room stopped after a failed commit). With a
+        ``fence`` (a cluster's room lease), the ops are written only if this node still holds that lease;
+        else ``done`` gets ``Fenced`` and nothing of them is written."""
+        self._queue.put_nowait(_Submission(ops, done, skip, fence))
 
     async def commit(self, ops: Sequence[Op]) -> None:
         """Write ``ops`` durably, in order (grouped with other rooms' writes); raise if that failed."""
@@ -216,9 +233,10 @@ class Store(Checkpoints, Reads):
             batch = [item for item in batch if not _skipped(item)]
             ops = [op for item in batch for op in item.ops]
             start = time.perf_counter()
+            refused: list[_Submission] = []
             try:
                 if ops:
-                    await self._transaction(ops, self._written)
+                    refused = await self._commit_batch(batch, self._written)
             except Exception as exc:
                 self._written.clear()  # what it believed written may have been rolled back
                 self._failed(exc)
@@ -233,12 +251,11 @@ class Store(Checkpoints, Reads):
                     if _skipped(item):
                         continue  # its room stopped at an earlier part's failure
                     try:
-                        if item.ops:
-                            await self._transaction(item.ops, {})
+                        lost = await self._commit_batch([item], {}) if item.ops else []
                     except Exception as part_exc:
                         _tell(item, part_exc)
                     else:
-                        _tell(item, None)
+                        _tell(item, Fenced("this node no longer holds the room") if lost else None)
                 continue
             if ops:
                 seconds = time.perf_counter() - start
@@ -247,8 +264,9 @@ class Store(Checkpoints, Reads):
                 for callback in self.on_commit:
                     callback(seconds, len(ops))
                 self._answered()
+            out = {id(item) for item in refused}
             for item in batch:
-                _tell(item, None)
+                _tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
 
     def _failed(self, exc: BaseException) -> None:
         """A commit failed: the store is in an outage until one succeeds (``outage`` says since when and why)."""
@@ -285,6 +303,31 @@ class Store(Checkpoints, Reads):
             self._failed(exc)
             raise
         self._answered()
+
+    async def _commit_batch(self, batch: Sequence[_Submission], written: Written) -> list[_Submission]:
+        """Write the ops of ``batch`` in one transaction. In a cluster, first check the leases of their rooms
+        in the same transaction (``Leases.fence``): the ops of a room this node no longer holds are left out,
+        and those submissions are returned (refused)."""
+        leases = self.leases
+        held = {item.fence for item in batch if item.fence is not None and item.ops}
+        if leases is None or not held:
+            await self._transaction([op for item in batch for op in item.ops], written)
+            return []
+
+        def run(conn: Any) -> list[_Submission]:
+            still = leases.fence(conn, held)
+            refused = [item for item in batch if item.fence is not None and item.ops and item.fence not in still]
+            out = {id(item) for item in refused}
+            kept = [op for item in batch if id(item) not in out for op in item.ops]
+            if kept:
+                _apply_all(_Core(conn), kept, written)
+            for item in refused:
+                for op in item.ops:
+                    written.pop(getattr(op, "room_id", ""), None)
+            return refused
+
+        async with self._writing, self.engine.begin() as aconn:
+            return await aconn.run_sync(run)
 
     async def _transaction(self, ops: Sequence[Op], written: Written) -> None:
         """Apply ``ops`` in one transaction: SQLite synchronously, PostgreSQL through asyncpg."""

@@ -20,6 +20,7 @@ from fastapi import FastAPI
 from crisp_server import __version__
 from crisp_server.collector import Collector
 from crisp_server.rooms.clock import Clock, LoopClock
+from crisp_server.rooms.cluster import Cluster
 from crisp_server.rooms.registry import Registry
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
@@ -40,11 +41,19 @@ log = logging.getLogger("crisp.web")
 
 def build_services(settings: Settings, clock: Clock, *, persist: bool) -> Services:
     """The app's shared parts, wired together (the metrics watch the rooms and the store's commits)."""
-    store = Store(settings.resolved_database_url()) if persist else None
+    # In a cluster, a session left idle inside a transaction (its node stopped) is ended after 5 s.
+    store = (
+        Store(settings.resolved_database_url(), idle_in_transaction_ms=5000 if settings.cluster else None)
+        if persist
+        else None
+    )
     registry = Registry(settings, clock, store)
+    cluster = Cluster(registry, store, settings) if settings.cluster and store is not None else None
     metrics = Metrics(lambda: [room.phase for room in registry.rooms.values()])
     registry.observe_action = metrics.action_latency.observe
     metrics.watch_outages(lambda: len(registry.suspended), registry.outage_seconds)
+    if cluster is not None:
+        metrics.watch_leases(lambda: (cluster.claimed, cluster.handed_over, cluster.lost))
     if store is not None:
         store.on_commit.append(metrics.on_commit)
         store.on_failure.append(metrics.on_commit_failure)
@@ -99,15 +108,22 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
             # Migrations first (Alembic runs its own loop: in a thread), then every room comes back.
             await asyncio.to_thread(upgrade, settings.resolved_database_url(), settings.migrations_dir)
         collector.start()  # before any room exists: rooms are not frozen, their garbage is collected
+        cluster = registry.cluster
         if store is not None:
             await store.start()
-            await registry.restore(await store.open_rooms())
+            if cluster is not None:
+                # Rooms are rebuilt where their players' sockets land (the first one claims the room).
+                await cluster.start()
+            else:
+                await registry.restore(await store.open_rooms())
         sweeper = asyncio.get_running_loop().create_task(sweep(services))
         try:
             yield
         finally:
             sweeper.cancel()
             await registry.shutdown()
+            if cluster is not None:
+                await cluster.stop()
             if store is not None:
                 await store.close()
             collector.stop()

@@ -4,6 +4,7 @@ its room as a message; the room answers through the connection. Nothing here kno
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -12,7 +13,10 @@ from fastapi import WebSocket
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crisp_server import protocol as p
-from crisp_server.rooms.messages import Detach, Inbound
+from crisp_server.rooms.cluster import Busy, Draining
+from crisp_server.rooms.driver import CLOSE_MOVED
+from crisp_server.rooms.messages import Detach, Expire, Inbound
+from crisp_server.rooms.room import Room
 from crisp_server.rooms.seats import TokenBucket, clean_name
 from crisp_server.rooms.tokens import is_room_code, normalize_code
 from crisp_server.web.connection import Connection
@@ -22,6 +26,10 @@ from crisp_server.web.services import Services, client_address, now_ms
 CLOSE_POLICY: Final = 1008
 #: Close code for a binary frame: the protocol is text (RFC 6455 "unsupported data").
 CLOSE_UNSUPPORTED: Final = 1003
+#: Close code when a cluster node could not get a room in time: try again later (RFC 6455).
+CLOSE_TRY_LATER: Final = 1013
+#: A draining node waits this long before it sends a newcomer away, so that the load balancer has noticed.
+DRAINING_PAUSE_SECONDS: Final = 0.5
 
 log = logging.getLogger("crisp.web")
 
@@ -118,26 +126,73 @@ class Bridge:
                 conn.send(p.error_message(v, p.ProtocolCode.BAD_MESSAGE, conn.lang, str(exc)))
                 metrics.refused.labels("bad_message").inc()
                 continue
-            self.dispatch(conn, websocket, message, v)
+            if self.services.registry.cluster is not None and isinstance(message, p.ENTRY_MESSAGES):
+                await self.enter_cluster(conn, websocket, message, v)
+            else:
+                self.dispatch(conn, websocket, message, v)
+
+    def _may_enter(self, conn: Connection, message: Any, v: int) -> bool:
+        """The checks of an entry message before its room is looked for; answered here if it fails them."""
+        conn.lang = message.lang
+        if conn.room is not None:
+            conn.send(p.error_message(v, p.ProtocolCode.ALREADY_IN_ROOM, conn.lang))
+            return False
+        if not self.services.limiter.allow(conn.client):
+            conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+            return False
+        # Check the name before the room exists: a room whose creator is refused would stay open forever,
+        # empty (nobody could ever leave it, so nothing would close it).
+        if isinstance(message, p.Create) and clean_name(message.name) is None:
+            conn.send(p.error_message(v, p.ProtocolCode.BAD_NAME, conn.lang))
+            return False
+        return True
+
+    async def enter_cluster(self, conn: Connection, websocket: WebSocket, message: Any, v: int) -> None:
+        """An entry message on a node of a cluster: the room is claimed here first (rebuilt from the database,
+        its owner asked to let go), or made with a code no node uses."""
+        services = self.services
+        cluster = services.registry.cluster
+        assert cluster is not None
+        if not self._may_enter(conn, message, v):
+            return
+        room: Room | None
+        try:
+            if isinstance(message, p.Create):
+                room = await cluster.create(services.base_url(websocket.url.scheme, websocket.headers.get("host")))
+            else:
+                code = normalize_code(message.room)
+                room = await cluster.acquire(code) if is_room_code(code) else None
+        except Draining:
+            await asyncio.sleep(DRAINING_PAUSE_SECONDS)
+            conn.send(p.moved_message(0))
+            conn.close(CLOSE_MOVED, "moved")
+            return
+        except Busy:
+            log.warning("a room's owner did not let it go in time", extra={"client": conn.client})
+            conn.send(p.error_message(v, p.ProtocolCode.UNAVAILABLE, conn.lang))
+            conn.close(CLOSE_TRY_LATER, "try again later")
+            return
+        except Exception:
+            log.exception("a room could not be claimed")
+            conn.send(p.error_message(v, p.ProtocolCode.UNAVAILABLE, conn.lang))
+            conn.close(CLOSE_TRY_LATER, "try again later")
+            return
+        if room is None:
+            conn.send(p.error_message(v, p.ProtocolCode.ROOM_NOT_FOUND, conn.lang))
+            return
+        conn.target = room
+        room.post(Inbound(conn, message))
+        if isinstance(message, p.Create) and not room.members:
+            room.post(Expire())  # its creator was refused meanwhile: nobody will ever come
 
     def dispatch(self, conn: Connection, websocket: WebSocket, message: Any, v: int) -> None:
         """Posts ``message`` to the room it is for: a new room for ``create``, the room named by ``join`` or
         ``resume``, else the connection's room."""
         services = self.services
         if isinstance(message, p.ENTRY_MESSAGES):
-            conn.lang = message.lang
-            if conn.room is not None:
-                conn.send(p.error_message(v, p.ProtocolCode.ALREADY_IN_ROOM, conn.lang))
-                return
-            if not services.limiter.allow(conn.client):
-                conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+            if not self._may_enter(conn, message, v):
                 return
             if isinstance(message, p.Create):
-                # Check the name before the room exists: a room whose creator is refused would stay
-                # open forever, empty (nobody could ever leave it, so nothing would close it).
-                if clean_name(message.name) is None:
-                    conn.send(p.error_message(v, p.ProtocolCode.BAD_NAME, conn.lang))
-                    return
                 room = services.registry.create(services.base_url(websocket.url.scheme, websocket.headers.get("host")))
             else:
                 code = normalize_code(message.room)

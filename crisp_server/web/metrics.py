@@ -62,6 +62,25 @@ class _Outages(Collector):
         )
 
 
+class _Leases(Collector):
+    """In a cluster: rooms claimed, handed over and lost by this node (read when scraped)."""
+
+    def __init__(self, counts: Callable[[], tuple[int, int, int]]) -> None:
+        self._counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        claimed, handed_over, lost = self._counts()
+        yield CounterMetricFamily("crisp_rooms_claimed", "Rooms this node claimed and rebuilt", value=claimed)
+        yield CounterMetricFamily(
+            "crisp_rooms_handed_over",
+            "Rooms this node handed over (asked by another node, or draining)",
+            value=handed_over,
+        )
+        yield CounterMetricFamily(
+            "crisp_rooms_lost", "Rooms this node stopped because another node took their lease", value=lost
+        )
+
+
 class Metrics:
     def __init__(self, phases: Callable[[], list[Phase]]) -> None:
         self.registry = CollectorRegistry()
@@ -94,6 +113,10 @@ class Metrics:
     def watch_outages(self, suspended: Callable[[], int], seconds: Callable[[], float]) -> None:
         """Report the rooms waiting for the database and the time spent waiting (from the registry)."""
         self.registry.register(_Outages(suspended, seconds))
+
+    def watch_leases(self, counts: Callable[[], tuple[int, int, int]]) -> None:
+        """Report the cluster's claims, hand-overs and losses."""
+        self.registry.register(_Leases(counts))
 
     def on_commit_failure(self, _reason: str) -> None:
         self.db_failures.inc()

@@ -22,12 +22,20 @@ async def metrics_route(services: ServicesDep) -> Response:
 @router.get(
     "/healthz",
     response_model=api.Health,
-    responses={503: {"model": api.Health, "description": "The database cannot be written: `reason` says why"}},
+    responses={
+        503: {
+            "model": api.Health,
+            "description": "The database cannot be written, or (cluster) the node is draining: `reason` says why",
+        }
+    },
 )
 async def healthz(services: ServicesDep) -> JSONResponse:
-    """200 ``ok`` once started; 503 ``unavailable`` with the reason while the database cannot be written."""
+    """200 ``ok`` once started; 503 ``unavailable`` with the reason while the database cannot be written or,
+    in a cluster, while the node drains (a load balancer then sends it no new sockets)."""
     registry = services.registry
     body: dict[str, Any] = {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}
+    if registry.cluster is not None:
+        body["node"] = registry.cluster.node
     problem = registry.problem()
     if problem is None:
         return JSONResponse(body)

@@ -10,41 +10,48 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
 from crisp_server.rooms.phase import Phase
-from crisp_server.rooms.room import Room
-from crisp_server.rooms.tokens import normalize_code
+from crisp_server.rooms.tokens import is_room_code, normalize_code
+from crisp_server.store.reads import RoomSummary
 from crisp_server.web import api
 from crisp_server.web.services import Services, ServicesDep, client_address
 
 router = APIRouter()
 
 
-def find_room(services: Services, request: Request, code: str) -> Room:
-    """The room with ``code``, counted against the caller's look-ups (429 past them, 404 if none)."""
+async def find_room(services: Services, request: Request, code: str) -> RoomSummary:
+    """The room with ``code``, counted against the caller's look-ups (429 past them, 404 if none). In a
+    cluster, a room another node runs is read from the database (as of its last commit)."""
     if not services.limiter.allow(client_address(request)):
         raise HTTPException(429, "too many look-ups, try again in a minute")
-    room = services.registry.get(normalize_code(code))
-    if room is None:
-        raise HTTPException(404, "no room with that code")
-    return room
+    code = normalize_code(code)
+    room = services.registry.get(code)
+    if room is not None:
+        return RoomSummary(room.room_id, room.code, room.link, room.phase.value, [s.name for s in room.seats])
+    if services.registry.cluster is not None and services.store is not None and is_room_code(code):
+        found = await services.store.room_summary(code)
+        if found is not None:
+            return found
+    raise HTTPException(404, "no room with that code")
 
 
 @router.get("/api/rooms/{code}", response_model=api.RoomInfo, responses=api.ROOM_LOOKUP)
 async def room_info(request: Request, code: str, services: ServicesDep) -> dict[str, Any]:
-    room = find_room(services, request, code)
-    full = len(room.seats) >= 8
+    room = await find_room(services, request, code)
+    full = len(room.players) >= 8
+    lobby = room.phase == Phase.LOBBY.value
     return {
         "code": room.code,
         "link": room.link,
-        "phase": room.phase.value,
-        "players": [s.name for s in room.seats],
-        "joinable": room.phase is Phase.LOBBY and not full,
-        "watchable": room.phase is not Phase.LOBBY or full,
+        "phase": room.phase,
+        "players": room.players,
+        "joinable": lobby and not full,
+        "watchable": not lobby or full,
     }
 
 
 @router.get("/api/rooms/{code}/qr.svg", response_class=Response, responses=api.QR_SVG)
 async def room_qr(request: Request, code: str, services: ServicesDep) -> Response:
-    room = find_room(services, request, code)
+    room = await find_room(services, request, code)
     qr = segno.make(room.link, error="m")
     out = io.BytesIO()
     # A standalone SVG document (with its namespace), so that <img src=...> can show it.
@@ -58,7 +65,7 @@ async def room_games(request: Request, code: str, services: ServicesDep) -> list
     after the room closed, as long as its games are kept."""
     store = services.store
     try:
-        room_id = find_room(services, request, code).room_id
+        room_id = (await find_room(services, request, code)).room_id
     except HTTPException as missing:
         closed = await store.last_room_id(normalize_code(code)) if store is not None else None
         if missing.status_code != 404 or closed is None:
