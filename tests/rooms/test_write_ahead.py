@@ -27,7 +27,14 @@ class HeldStore:
         self.waiting: list[tuple[Sequence[Op], Done, Callable[[], bool]]] = []
         self.committed: list[Op] = []
 
-    def submit(self, ops: Sequence[Op], done: Done, skip: Callable[[], bool] = lambda: False) -> None:
+    def submit(
+        self,
+        ops: Sequence[Op],
+        done: Done,
+        skip: Callable[[], bool] = lambda: False,
+        fence: tuple[str, int] | None = None,
+    ) -> None:
+        assert fence is None, "one node alone: no lease"
         self.waiting.append((ops, done, skip))
 
     def commit_next(self, error: BaseException | None = None) -> None:
