@@ -5,10 +5,17 @@
         ...
         await ana.draw()
 
+    async with CrispClient.connect("ws://127.0.0.1:8000/ws", room="K7QMXT") as ben:  # /ws?room=K7QMXT
+        await ben.join("K7QMXT", "Ben")
+
 The client keeps the latest state it was sent (``state``), every message in order (``messages``), the
 errors (``errors``), and notices gaps in the room version (it asks for a snapshot, as a client must).
 The tests set ``CrispClient.inspect`` to check every frame a client receives against the protocol's JSON
 Schema (``crisp_server.schema``).
+
+With several server nodes (``docs/protocol.md``, "Several servers") a socket names its room in its URL
+(``room=``: :func:`room_url`) whenever the room is known, and a room that went to another node closes its
+sockets with ``moved`` and 4005 (:attr:`CrispClient.moved`): reconnect at once to the same URL and resume.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 from websockets.asyncio.client import ClientConnection
@@ -25,6 +33,21 @@ from websockets.exceptions import ConnectionClosed
 
 #: ``receive`` drops the messages it has handed out from ``messages`` once there are this many.
 _RECEIVED_KEPT = 256
+
+#: The close after ``moved`` (or alone): the room now lives on another server node.
+CLOSE_MOVED: Final = 4005
+#: The close after ``restarting`` (or alone): the server is stopping.
+CLOSE_RESTARTING: Final = 1012
+
+
+def room_url(url: str, room: str) -> str:
+    """``url`` with the room code as its ``room`` query parameter (``/ws?room=K7QMXT``), which a proxy in front
+    of several server nodes routes on: the code as the server reads it (upper case, no surrounding blanks),
+    in place of any ``room`` the URL had, after the other parameters, which are kept."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "room"]
+    query.append(("room", room.strip().upper()))
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 class ProtocolError(Exception):
@@ -51,14 +74,21 @@ class CrispClient:
         self.v = 0
         self.gaps = 0
         self.closed: ConnectionClosed | None = None
+        self.told_moved = False  # a ``moved`` came: the close that follows is the room's move
         self._changed = asyncio.Condition()
         self._received = 0  # how many of ``messages`` ``receive`` has handed out
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def connect(cls, url: str, origin: str | None = None, **kwargs: Any) -> AsyncIterator[CrispClient]:
+    async def connect(
+        cls, url: str, origin: str | None = None, *, room: str | None = None, **kwargs: Any
+    ) -> AsyncIterator[CrispClient]:
+        """A client on a new socket to ``url``; with ``room``, at ``room_url(url, room)``. ``kwargs`` go to
+        ``websockets``' ``connect``."""
         headers = {"Origin": origin} if origin else None
+        if room is not None:
+            url = room_url(url, room)
         async with ws_connect(url, additional_headers=headers, max_size=2**22, **kwargs) as ws:
             client = cls(ws)
             try:
@@ -103,6 +133,8 @@ class CrispClient:
                 self.token = message["token"]
         elif kind == "error":
             self.errors.append(message)
+        elif kind == "moved":
+            self.told_moved = True
         self.messages.append(message)
         async with self._changed:
             self._changed.notify_all()
@@ -155,6 +187,21 @@ class CrispClient:
         start = len(self.messages)
         await self.wait_for(lambda c: any(m.get("type") == kind for m in c.messages[start:]), timeout, kind)
         return next(m for m in self.messages[start:] if m.get("type") == kind)
+
+    # -- the connection --------------------------------------------------------------------------------
+
+    @property
+    def close_code(self) -> int | None:
+        """The code of the close the server sent, once the connection is closed (``None`` before, or when
+        it dropped without one)."""
+        received = self.closed.rcvd if self.closed is not None else None
+        return received.code if received is not None else None
+
+    @property
+    def moved(self) -> bool:
+        """The room went to another server node (``moved``, or the close 4005 alone): reconnect at once with
+        the room in the URL and resume (or watch again), as after a restart but without waiting."""
+        return self.told_moved or self.close_code == CLOSE_MOVED
 
     # -- the state -------------------------------------------------------------------------------------
 

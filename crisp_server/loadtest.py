@@ -8,14 +8,17 @@ room was playing (the wave of joins is left out):
 - actions/s and messages/s (frames the bots received);
 - action-to-last-view latency: from sending an action to the moment the last player of the room has
   received the update that shows it (p50, p95, p99, max);
-- errors (refusals the bots did not expect) and disconnects;
+- errors (refusals the bots did not expect) and disconnects; reconnects after a move or a restart;
 - the server's CPU time and resident memory (from its ``/metrics``, or ``/proc`` with ``--server-pid``):
   views sent per server CPU-second, KB per connection and per room.
 
 ``--lobby`` leaves the rooms in their lobbies (idle connections: memory), ``--churn R`` opens R more rooms
-while the first ones play (joins under load). It only talks to this machine unless ``--allow-remote`` is
-given. The bots are built on picows, which costs about half the CPU per received frame of a client built
-on ``websockets``: the load generator must not be the bottleneck.
+while the first ones play (joins under load). Every socket names its room in its URL once the code is known
+(``/ws?room=CODE``: with several server nodes, the proxy routes on it); a bot whose room moved to another
+node (close 4005) or whose server restarts (1012) reconnects and resumes at once, backs off if that fails,
+and plays on: those are counted (``moved``, ``restarted``), not as disconnects. It only talks to this
+machine unless ``--allow-remote`` is given. The bots are built on picows, which costs about half the CPU
+per received frame of a client built on ``websockets``: the load generator must not be the bottleneck.
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import orjson
-from picows import WSCloseCode, WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
+from picows import WSCloseCode, WSError, WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
+
+from .client import CLOSE_MOVED, CLOSE_RESTARTING, room_url
 
 #: What each action shows in the update that publishes it (matched with the acting seat).
 EVENT_OF = {
@@ -58,6 +63,12 @@ JOINS_AT_ONCE = 200
 #: The clocks in a state (milliseconds left) that say when a waiting room may go on.
 CLOCKS = ("may_draw_in", "window_closes_in", "peek_ends_in", "next_round_in")
 
+#: A bot whose room moved or whose server restarts reconnects at once; when that fails, it tries again after
+#: this long, doubled each time up to the most, and gives up (a disconnect) after the last.
+RECONNECT_FIRST_S = 0.25
+RECONNECT_MAX_S = 5.0
+RECONNECT_GIVE_UP_S = 60.0
+
 
 @dataclass
 class Stats:
@@ -66,6 +77,8 @@ class Stats:
     errors: int = 0
     races: int = 0
     disconnects: int = 0
+    moved: int = 0  # reconnects after the room moved to another node (4005)
+    restarted: int = 0  # reconnects after the server restarted (1012)
     games: int = 0
     rounds: int = 0
     rooms_ready: int = 0
@@ -89,7 +102,8 @@ class Plan:
 
 
 class Bot(WSListener):
-    """One player: a socket, the last state it was sent, and the frames it feeds to its room."""
+    """One player: a socket (a new one after its room moved or its server restarted), the last state it was
+    sent, and the frames it feeds to its room."""
 
     def __init__(self, room: RoomBots) -> None:
         self.room = room
@@ -99,6 +113,12 @@ class Bot(WSListener):
         self.readied: tuple[str, int] | None = None  # the (phase, round) it last said ready in
         self.last_sent = ""  # the type of the last message it sent
         self.welcome: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.code: str | None = None  # the room's, from the welcome
+        self.token: str | None = None  # the seat's, from the first welcome
+        self.told = ""  # the socket was told "moved" or "restarting": its close follows
+        self.close_code: int | None = None  # the code of the server's close on this socket
+        self.reconnecting: asyncio.Task[None] | None = None
+        self.fresh = asyncio.Event()  # set by every state: a resumed bot acts only on the state sent after it
         self._parts: list[bytes] = []
 
     def on_ws_connected(self, transport: WSTransport) -> None:
@@ -107,6 +127,7 @@ class Bot(WSListener):
     def on_ws_frame(self, transport: WSTransport, frame: WSFrame) -> None:
         kind = frame.msg_type
         if kind == WSMsgType.CLOSE:
+            self.close_code = int(frame.get_close_code().value)
             transport.send_close(frame.get_close_code())
             transport.disconnect()
             return
@@ -129,13 +150,20 @@ class Bot(WSListener):
         if kind in ("update", "snapshot"):
             self.state = message
             self.received = time.perf_counter()
+            self.fresh.set()
             self.room.seen(self, message.get("events", ()))
         elif kind == "welcome" and not self.welcome.done():
+            self.code = message.get("room") or self.code
+            self.token = message.get("token") or self.token
             self.welcome.set_result(message)
+        elif kind in ("moved", "restarting"):
+            self.told = str(kind)
         elif kind == "error":
             code = str(message.get("code"))
             if not self.welcome.done():
                 self.welcome.set_exception(RuntimeError(code))
+                if self.reconnecting is not None:
+                    return  # a resume refused (unavailable, say): tried again, and counted if it never works
             if code in RACES or RACES_AFTER.get(code, "") == self.last_sent:
                 stats.races += 1
             else:
@@ -143,11 +171,65 @@ class Bot(WSListener):
                 stats.error_codes[code] = stats.error_codes.get(code, 0) + 1
 
     def on_ws_disconnected(self, transport: WSTransport) -> None:
-        if not self.room.stopping:
-            self.room.stats.disconnects += 1
+        if transport is not self.transport:
+            return
+        self.transport = None
         if not self.welcome.done():
-            self.welcome.set_exception(ConnectionError("disconnected before the welcome"))
+            self.welcome.set_exception(ConnectionError(f"disconnected before the welcome ({self._why()})"))
             self.welcome.exception()  # retrieved: only the bots a room waits for raise it
+        if self.room.stopping or self.reconnecting is not None:
+            return  # a reconnect under way sees its own socket fail
+        moved = self.close_code == CLOSE_MOVED or self.told == "moved"
+        restarted = self.close_code == CLOSE_RESTARTING or self.told == "restarting"
+        if (moved or restarted) and self.token is not None and self.code is not None:
+            self.room.forget_pending()  # what was under way may be lost with the socket: not measured
+            self.reconnecting = asyncio.get_running_loop().create_task(self._reconnect(moved))
+        else:
+            self.room.stats.disconnects += 1
+
+    def _why(self) -> str:
+        return f"close {self.close_code}" if self.close_code is not None else "no close frame"
+
+    async def _reconnect(self, moved: bool) -> None:
+        """Reconnect to the room's URL at once and resume; if that fails, again after a back-off, until it
+        works (the bot plays on: counted as moved or restarted) or it gives up (a disconnect)."""
+        stats = self.room.stats
+        assert self.code is not None
+        url = room_url(self.room.ws_url, self.code)
+        loop = asyncio.get_running_loop()
+        started, delay = loop.time(), RECONNECT_FIRST_S
+        try:
+            while not self.room.stopping:
+                self.welcome = loop.create_future()
+                self.told, self.close_code, self._parts = "", None, []
+                self.fresh.clear()  # a new socket is sent nothing before its welcome: the next state is its own
+                try:
+                    await ws_connect(lambda: self, url, websocket_handshake_timeout=10, max_frame_size=2**22)
+                    self.send({"type": "resume", "room": self.code, "token": self.token})
+                    await asyncio.wait_for(self.welcome, 10)
+                    await asyncio.wait_for(self.fresh.wait(), 10)
+                    if self.transport is None:
+                        raise ConnectionError("disconnected after the welcome")
+                except (OSError, WSError, ConnectionError, RuntimeError, TimeoutError):
+                    if self.transport is not None:  # it opened, but no welcome came
+                        self.hang_up()
+                        self.transport = None
+                    if loop.time() - started > RECONNECT_GIVE_UP_S:
+                        stats.disconnects += 1
+                        return
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, RECONNECT_MAX_S)
+                    continue
+                self.readied = None  # the server asks for ready again after it rebuilt the room
+                if moved:
+                    stats.moved += 1
+                else:
+                    stats.restarted += 1
+                return
+        finally:
+            self.reconnecting = None
+            if self.transport is not None and self.room.stopping:
+                self.hang_up()
 
     def send(self, message: dict[str, Any]) -> None:
         if self.transport is not None:
@@ -171,8 +253,9 @@ class Bot(WSListener):
 class RoomBots:
     """The bots of one room, and the action whose publication they are waiting for."""
 
-    def __init__(self, stats: Stats, rng: random.Random, crisp: float) -> None:
+    def __init__(self, stats: Stats, rng: random.Random, crisp: float, ws_url: str) -> None:
         self.stats = stats
+        self.ws_url = ws_url  # the server's /ws: a room's sockets add ?room=CODE once it is known
         self.rng = rng
         self.crisp = crisp
         self.bots: list[Bot] = []
@@ -193,6 +276,12 @@ class RoomBots:
                 pending[3].add(bot)
                 if len(pending[3]) == len(self.bots):
                     self._published(time.perf_counter() - pending[2])
+
+    def forget_pending(self) -> None:
+        """A bot's socket went while an action was under way: the room goes on without measuring it."""
+        self.pending = None
+        if self.done is not None and not self.done.done():
+            self.done.set_result(None)
 
     def _published(self, latency: float) -> None:
         stats = self.stats
@@ -229,6 +318,8 @@ class RoomBots:
     async def step(self) -> bool:
         """One beat of the room: get ready, start a rematch, or play one action and wait for everyone to
         see it. Whether it played an action."""
+        if any(bot.reconnecting is not None for bot in self.bots):
+            return False  # a bot is coming back (its room moved, its server restarted): wait for it
         host = self.bots[0]
         phase = host.phase
         if phase in ("peek", "round_over"):
@@ -340,21 +431,23 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-async def _connect(room: RoomBots, ws_url: str) -> Bot:
+async def _connect(room: RoomBots, code: str | None) -> Bot:
+    """A new bot of ``room`` on a socket of its own: at ``/ws?room=CODE`` once the room has a code."""
     bot = Bot(room)
-    await ws_connect(lambda: bot, ws_url, websocket_handshake_timeout=60, max_frame_size=2**22)
+    url = room.ws_url if code is None else room_url(room.ws_url, code)
+    await ws_connect(lambda: bot, url, websocket_handshake_timeout=60, max_frame_size=2**22)
     room.bots.append(bot)
     return bot
 
 
 async def _join(plan: Plan, room: RoomBots) -> None:
-    """Connect the room's bots, create and fill the room, and start it (unless it stays a lobby)."""
-    for _ in range(plan.players):
-        await _connect(room, plan.ws_url)
-    host = room.bots[0]
+    """Connect the room's bots, create and fill the room, and start it (unless it stays a lobby). The host's
+    socket is plain ``/ws`` (the room has no code yet); the others name the room the host's welcome told."""
+    host = await _connect(room, None)
     host.send({"type": "create", "name": "Bot 1"})
     code = (await asyncio.wait_for(host.welcome, 60))["room"]
-    for k, bot in enumerate(room.bots[1:], start=2):
+    for k in range(2, plan.players + 1):
+        bot = await _connect(room, code)
         bot.send({"type": "join", "room": code, "name": f"Bot {k}"})
         await asyncio.wait_for(bot.welcome, 60)
     if not plan.lobby:
@@ -371,7 +464,7 @@ async def _room(
     first: bool,
     joining: asyncio.Semaphore | None = None,
 ) -> None:
-    room = RoomBots(stats, rng, plan.crisp)
+    room = RoomBots(stats, rng, plan.crisp, plan.ws_url)
     try:
         try:
             if joining is None:
@@ -407,6 +500,8 @@ async def _room(
     finally:
         room.stopping = True
         for bot in room.bots:
+            if bot.reconnecting is not None:
+                bot.reconnecting.cancel()
             bot.hang_up()
 
 
@@ -426,6 +521,8 @@ class Result:
     churn_p99_ms: float | None
     errors: int
     disconnects: int
+    moved: int
+    restarted: int
     failed_rooms: int
     games: int
     server_cpu_s: float | None
@@ -526,6 +623,8 @@ async def run(
         churn_p99_ms=_pct(stats.churn_latencies, 0.99),
         errors=stats.errors,
         disconnects=stats.disconnects,
+        moved=stats.moved,
+        restarted=stats.restarted,
         failed_rooms=len(failures),
         games=stats.games,
         server_cpu_s=cpu,
@@ -550,6 +649,10 @@ async def run(
     print(
         f"  errors: {stats.errors} {stats.error_codes or ''}; clock races (e.g. Crisp as the window closed): "
         f"{stats.races}; disconnects: {stats.disconnects}; rooms failed: {len(failures)}"
+    )
+    print(
+        f"  reconnected and resumed: {stats.moved} after their room moved to another node (4005), "
+        f"{stats.restarted} after a server restart (1012)"
     )
     for failure in failures[:3]:
         print(f"    {type(failure).__name__}: {failure}")

@@ -537,6 +537,14 @@ class RestartingMessage(_Out):
     v: Version
 
 
+class MovedMessage(_Out):
+    """The room now lives on another server node: closed with 4005; reconnect at once (``/ws?room=CODE``)
+    and ``resume`` (or ``watch`` again)."""
+
+    type: Literal["moved"]
+    v: Version
+
+
 class UnavailableMessage(_Out):
     """The room cannot save changes (the database is down, full or locked): it stays as last saved, refuses
     changes with the error ``unavailable`` and goes on by itself (an update with the event ``available``)."""
@@ -559,6 +567,7 @@ Outbound = Annotated[
     | LeftMessage
     | RoomClosedMessage
     | RestartingMessage
+    | MovedMessage
     | UnavailableMessage,
     Field(discriminator="type"),
 ]

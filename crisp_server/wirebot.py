@@ -2,7 +2,10 @@
 documented protocol only, and plays it with the same decision code as the rooms' own computer players.
 
 It joins with ``join`` and keeps the token; when the connection drops it reconnects with a back-off and
-``resume``s (``CrispClient`` asks ``sync`` on a gap in ``v``, as every client must). Every update and
+``resume``s (``CrispClient`` asks ``sync`` on a gap in ``v``, as every client must). Every socket names the
+room in its URL (``/ws?room=CODE``: with several server nodes the proxy routes on it); when the room moves
+to another node (``moved``, close 4005) it reconnects and resumes at once, and backs off as usual only if
+that fails. Every update and
 snapshot goes to a :class:`crisp_server.bots.Bot`; what the bot has to decide (``Bot.due``: a move, its
 crisp window, a ``ready``) is sent after the human-like pause of :func:`crisp_server.bots.pause_ms`, scaled
 by ``pause`` (0: as soon as the rules allow). It waits in the lobby for the host to start, plays until
@@ -216,6 +219,8 @@ class SeatPlayer:
             self.say(f"the room is unavailable: {message.get('message')}")
         elif kind == "restarting":
             self.say("the server is restarting")
+        elif kind == "moved":
+            self.say("the room moved to another server node")
         elif kind == "kicked":
             raise Stop("kicked by the host")
         elif kind == "replaced":
@@ -340,30 +345,46 @@ async def run_bot(options: BotOptions, say: Say = say_on_stderr) -> int:
     token: str | None = None
     lost_since: float | None = None
     delay = RECONNECT_FIRST_S
+    moving = False  # reconnecting at once after a move: if that fails, back off as usual
     loop = asyncio.get_running_loop()
     try:
         while True:
             try:
                 async with CrispClient.connect(
-                    url, ping_interval=PING_INTERVAL_S, ping_timeout=PING_TIMEOUT_S, open_timeout=10
+                    url, room=room, ping_interval=PING_INTERVAL_S, ping_timeout=PING_TIMEOUT_S, open_timeout=10
                 ) as client:
                     try:
-                        if token is None:
-                            name = await _join(client, room, options)
-                            token = client.token
-                            say(f"joined room {room} as seat {client.seat} ({name}, level {options.level})")
-                            if client.phase == "lobby":
-                                say("waiting for the host to start")
-                        else:
-                            await client.resume(room, token, options.lang)
-                            say(f"resumed seat {client.seat}")
-                        lost_since, delay = None, RECONNECT_FIRST_S
+                        try:
+                            if token is None:
+                                name = await _join(client, room, options)
+                                token = client.token
+                                say(f"joined room {room} as seat {client.seat} ({name}, level {options.level})")
+                                if client.phase == "lobby":
+                                    say("waiting for the host to start")
+                            else:
+                                await client.resume(room, token, options.lang)
+                                say(f"resumed seat {client.seat}")
+                        except (ConnectionError, ConnectionClosed):
+                            if not client.moved or moving:
+                                raise
+                            # The room moved before the entry was answered in full: again at once, there (a
+                            # seat the welcome gave is resumed).
+                            token = token or client.token
+                            moving = True
+                            again = "joining again" if token is None else "resuming"
+                            say(f"connection lost ({_close_reason(client)}); {again} at once")
+                            continue
+                        lost_since, delay, moving = None, RECONNECT_FIRST_S, False
                         player.new_connection()
                         end = await player.play(client)
                         if end is not End.LOST:
                             await _leave(client)
                             say(f"left room {room} after {player.games_done} game(s)")
                             return EXIT_OK
+                        if client.moved:  # to another server node: follow it at once
+                            moving = True
+                            say(f"connection lost ({_close_reason(client)}); resuming at once")
+                            continue
                         reason = f"connection lost ({_close_reason(client)})"
                     except asyncio.CancelledError:
                         with contextlib.suppress(Exception):
@@ -375,7 +396,7 @@ async def run_bot(options: BotOptions, say: Say = say_on_stderr) -> int:
                     what = "join room" if token is None else "resume the seat in room"
                     raise Stop(f"cannot {what} {room}: {exc.message.get('message')} ({exc.code})") from None
                 reason = f"resume refused for now: {exc.code}"
-            except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionError) as exc:
+            except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionError, ConnectionClosed) as exc:
                 if token is None:
                     raise Stop(f"cannot connect to {url}: {_describe(exc)}") from None
                 reason = f"cannot reconnect: {_describe(exc)}"

@@ -71,6 +71,9 @@ function onMessage(msg) {
     case "restarting":
       toast(t("restarting"));
       break;
+    case "moved":
+      // The room went to another server node: net.js reconnects at once and resumes; nothing to tell.
+      break;
     case "unavailable":
       // The server cannot save right now: the table stays as it was, and the next update says it is back.
       app.unavailable = msg.message;

@@ -3,10 +3,14 @@
 // A socket can die without closing (a phone that lost its network): an application ping every
 // PING_EVERY_MS finds it, since without an answer for DEAD_AFTER_MS the connection is given up and made
 // again. That is within 5 s of the network going, where the browser itself may take minutes.
+// Several server nodes may share the rooms (docs/protocol.md, "Several servers"): every socket names its
+// room in its URL (`/ws?room=CODE`, once the code is known) so that the proxy takes it to the node that
+// owns the room, and a close with CLOSE_MOVED (the room went to another node) is followed at once.
 
 const SESSION_KEY = "crisp.session";
 const PING_EVERY_MS = 1500;
 const DEAD_AFTER_MS = 3500;
+const CLOSE_MOVED = 4005; // after `moved` (or alone): the room now lives on another node
 
 export function loadSession() {
   try {
@@ -33,6 +37,8 @@ export class Net {
     this.ws = null;
     this.v = 0;
     this.entry = null; // what to send on (re)connecting: resume when we have a token
+    this.room = null; // the room's code once known: in every socket's URL
+    this.moving = false; // this socket was opened at once after a move: if it fails, back off as usual
     this.attempt = 0;
     this.timer = null;
     this.stopped = false;
@@ -49,28 +55,35 @@ export class Net {
     window.addEventListener("online", () => this.reconnectNow());
   }
 
+  /** The socket's address: `/ws?room=CODE` once the room is known (the proxy routes on it), else `/ws`. */
   url() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    return `${scheme}://${location.host}/ws`;
+    const query = this.room ? `?room=${encodeURIComponent(this.room)}` : "";
+    return `${scheme}://${location.host}/ws${query}`;
   }
 
   /** Open the socket and send `entry` (create, join, resume or watch) once it is open. */
   start(entry) {
     this.entry = entry;
+    // As the server reads a code (case and surrounding blanks ignored), so every socket of a room has the
+    // same URL; a `create` has none yet: the welcome tells it.
+    this.room = typeof entry?.room === "string" ? entry.room.trim().toUpperCase() || null : null;
+    this.moving = false;
     this.stopped = false;
     this.open();
   }
 
-  open() {
+  open(status = this.attempt === 0 ? "connecting" : "reconnecting") {
     clearTimeout(this.timer);
     if (this.ws) {
       this.ws.onclose = null;
       this.ws.close();
     }
-    this.onStatus(this.attempt === 0 ? "connecting" : "reconnecting");
+    this.onStatus(status);
     const ws = new WebSocket(this.url());
     this.ws = ws;
     this.inRoom = false;
+    let moved = false; // this socket was told `moved`: its close (whatever its code) is the move's
     ws.onopen = () => {
       this.attempt = 0;
       this.heardAt = performance.now();
@@ -88,8 +101,13 @@ export class Net {
       if (msg.type === "update" && this.v && msg.v !== this.v + 1) {
         this.send({ type: "sync" }); // a gap: the snapshot will set things right
       }
-      if (msg.type === "welcome") this.inRoom = true;
+      if (msg.type === "welcome") {
+        this.inRoom = true;
+        this.moving = false;
+        if (typeof msg.room === "string" && msg.room) this.room = msg.room;
+      }
       if (msg.type === "pong") return;
+      if (msg.type === "moved") moved = true;
       if (typeof msg.v === "number" && (msg.type === "update" || msg.type === "snapshot" || msg.type === "welcome")) {
         this.v = msg.v;
       }
@@ -101,6 +119,14 @@ export class Net {
       // Kicked, replaced by another tab, or left: do not come back on our own.
       if (this.stopped || e.code === 4003 || e.code === 4001 || e.code === 1000) {
         this.onStatus("closed", e.code);
+        return;
+      }
+      // The room moved to another node: go there at once (same URL: the proxy now routes it there) and
+      // resume as after a restart. Once only: a socket opened that way that fails before its welcome backs
+      // off as usual.
+      if ((e.code === CLOSE_MOVED || moved) && this.entry && this.room && !this.moving) {
+        this.moving = true;
+        this.open("reconnecting");
         return;
       }
       this.scheduleReconnect();
@@ -149,6 +175,8 @@ export class Net {
   stop() {
     this.stopped = true;
     this.entry = null;
+    this.room = null;
+    this.moving = false;
     clearTimeout(this.timer);
     if (this.ws) this.ws.close(1000);
     this.ws = null;

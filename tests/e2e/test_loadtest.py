@@ -1,8 +1,10 @@
 """Short runs of `crisp-server loadtest` against the real server and the bare one: games finish, nothing
-goes wrong, and the figures the performance note relies on are printed."""
+goes wrong, and the figures the performance note relies on are printed; its bots follow rooms that move to
+another server node (or restart) and play on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -13,8 +15,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from crisp_server import loadtest as load
 from crisp_server.loadtest import Probe
+from crisp_server.settings import Settings
+from crisp_server.web.app import create_app
 from tests.e2e.procs import free_port, server_process
+from tests.moving import MovingProxy
+from tests.web.bots import OPEN_LIMITS
+from tests.web.harness import uvicorn_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every bot comes from 127.0.0.1: the look-up limit per address is for strangers guessing codes.
@@ -135,3 +145,102 @@ async def test_the_probe_counts_the_cpu_of_the_processes_the_server_started() ->
     assert after is not None
     assert rss is not None
     assert after - before >= 0.4
+
+
+MOVES = ("draw", "swap", "discard", "jack", "queen", "king", "crisp")
+
+
+@pytest.mark.parametrize("how", ["moved", "close-alone", "restarting"])
+async def test_bots_follow_their_rooms_to_another_node_and_play_on(
+    how: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two rooms of three bots play through a proxy that moves each room twice (``moved`` and 4005, the close
+    alone, or ``restarting`` and 1012): every bot reconnects at once (a back-off would take 30 s here) to
+    /ws?room=CODE, resumes its seat, and the rooms play on; the reconnects are counted, not as disconnects."""
+    monkeypatch.setattr(load, "RECONNECT_FIRST_S", 30.0)
+    rooms, players = 2, 3
+    app = create_app(Settings(**OPEN_LIMITS), persist=False)
+    async with uvicorn_serving(app, lifespan="on") as port:
+        proxy = MovingProxy(f"ws://127.0.0.1:{port}")
+        async with proxy.serving() as base:
+            run = asyncio.create_task(
+                load.run(base, rooms, players, pace=10, duration=7, json_out=True, server_pid=os.getpid())
+            )
+            async with asyncio.timeout(30):
+                while sum(1 for leg in proxy.legs if "ready" in leg.sent) < rooms * players:
+                    await asyncio.sleep(0.05)
+            codes = sorted({leg.code for leg in proxy.legs if leg.code is not None})
+            assert len(codes) == rooms
+            for _ in range(2):
+                await asyncio.sleep(1.5)
+                for code in codes:
+                    moved = await (
+                        proxy.restart(code) if how == "restarting" else proxy.move(code, announce=how == "moved")
+                    )
+                    assert moved == players
+            status = await asyncio.wait_for(run, 60)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["errors"] == result["disconnects"] == result["failed_rooms"] == 0, out
+    counted = "restarted" if how == "restarting" else "moved"
+    assert result[counted] == 2 * rooms * players, out
+    assert result["moved" if counted == "restarted" else "restarted"] == 0, out
+    assert f"{result['moved']} after their room moved to another node (4005), " in out
+    for code in codes:
+        legs = [leg for leg in proxy.legs if leg.code == code]
+        assert len(legs) == 3 * players  # each bot's first socket, and one after each move
+        assert legs[0].path == "/ws"  # the host's create: no code yet
+        assert legs[0].entry is not None
+        assert legs[0].entry["type"] == "create"
+        assert all(leg.path == f"/ws?room={code}" for leg in legs[1:]), [leg.path for leg in legs]
+        resumes = [leg for leg in legs if leg.entry is not None and leg.entry["type"] == "resume"]
+        assert len(resumes) == 2 * players
+        assert all(leg.entry is not None and leg.entry["room"] == code for leg in resumes)
+        # At once: every bot of the room is back within a few seconds of each move, not after the back-off.
+        moves = sorted({leg.moved for leg in legs if leg.moved is not None})
+        for move in moves:
+            back = [leg.opened - move for leg in resumes if leg.opened > move]
+            assert len([gap for gap in back if gap < 5]) >= players, back
+        # And they play on after the last move.
+        after = [kind for leg in legs if leg.opened > moves[-1] for kind in leg.sent]
+        assert any(kind in MOVES for kind in after), after
+
+
+async def test_a_bot_whose_immediate_reconnect_fails_backs_off_and_plays_on(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node the room went to closes each bot's first socket with 4005 again: the bots try again after the
+    back-off, resume, and the room plays on."""
+    monkeypatch.setattr(load, "RECONNECT_FIRST_S", 0.5)
+    players = 2
+    app = create_app(Settings(**OPEN_LIMITS), persist=False)
+    async with uvicorn_serving(app, lifespan="on") as port:
+        proxy = MovingProxy(f"ws://127.0.0.1:{port}")
+        async with proxy.serving() as base:
+            run = asyncio.create_task(
+                load.run(base, 1, players, pace=10, duration=5, json_out=True, server_pid=os.getpid())
+            )
+            async with asyncio.timeout(30):
+                while sum(1 for leg in proxy.legs if "ready" in leg.sent) < players:
+                    await asyncio.sleep(0.05)
+            code = proxy.legs[0].code
+            assert code is not None
+            await asyncio.sleep(1)
+            proxy.refuse = players
+            assert await proxy.move(code) == players
+            status = await asyncio.wait_for(run, 60)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["errors"] == result["disconnects"] == 0, out
+    assert result["moved"] == players, out
+    moved = proxy.legs[0].moved
+    assert moved is not None
+    refused = [leg for leg in proxy.legs if leg.refused]
+    resumed = [leg for leg in proxy.legs if leg.entry is not None and leg.entry["type"] == "resume"]
+    assert len(refused) == len(resumed) == players
+    assert all(leg.path == f"/ws?room={code}" for leg in refused + resumed)
+    assert all(leg.opened - moved < 5 for leg in refused)  # at once first
+    assert min(leg.opened for leg in resumed) - max(leg.opened for leg in refused) >= 0.4  # then backed off
+    assert any(kind in MOVES for leg in resumed for kind in leg.sent)

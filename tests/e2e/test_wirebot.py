@@ -6,13 +6,15 @@ windows pass in a blink and a game to 50 takes seconds; the bots only ever act o
 server sends them. One bot is a real ``python -m crisp_server bot`` process, one runs the command's async
 main in process, and the host is played by the same decision code through its own ``CrispClient``.
 Resuming after the server dropped every connection is tested on a real server process, killed and started
-again on its database.
+again on its database; following a room that moved to another server node (``moved``, close 4005), through
+a proxy that moves it (``tests.moving``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import signal
 import sys
@@ -23,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from crisp_server import wirebot
 from crisp_server.bots import Bot
 from crisp_server.client import CrispClient
 from crisp_server.rooms.clock import TimerHandle
@@ -40,6 +43,7 @@ from crisp_server.wirebot import (
     ws_url,
 )
 from tests.e2e.procs import free_port, server_process
+from tests.moving import Leg, MovingProxy
 from tests.web.bots import OPEN_LIMITS
 from tests.web.harness import uvicorn_serving
 
@@ -310,3 +314,86 @@ async def test_the_bot_resumes_its_seat_after_the_server_dropped_it(tmp_path: Pa
 
 def _ignore(_: Any) -> None:
     pass
+
+
+async def _arrived(proxy: MovingProxy, legs: int) -> Leg:
+    """The ``legs``-th socket through ``proxy`` once its first message came (a few seconds at most)."""
+    async with asyncio.timeout(10):
+        while len(proxy.legs) < legs or (proxy.legs[legs - 1].entry is None and not proxy.legs[legs - 1].refused):
+            await asyncio.sleep(0.01)
+    return proxy.legs[legs - 1]
+
+
+@pytest.mark.parametrize("announce", [True, False], ids=["moved", "close-alone"])
+async def test_a_bot_follows_its_room_to_another_node_at_once(announce: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The room moves in the lobby and again in the middle of the game: each time the bot reconnects at once
+    (a back-off would take 30 s here) to /ws?room=CODE, resumes, and plays the game to its end."""
+    monkeypatch.setattr(wirebot, "RECONNECT_FIRST_S", 30.0)
+    async with fast_server() as url, CrispClient.connect(url) as host:
+        proxy = MovingProxy(url.removesuffix("/ws"))
+        async with proxy.serving() as base:
+            code = await host.create("Ana")
+            await host.set_options(score_limit=50)
+            said: list[str] = []
+            bot = asyncio.create_task(run_bot(BotOptions(base, code.lower(), "normal", pause=0, seed=3), said.append))
+            await host.wait_for(seated(2), timeout=10, what="the bot seated")
+            assert await proxy.move(code, announce=announce) == 1
+            await _arrived(proxy, 2)
+            await host.start()
+            ana = SeatPlayer(Bot("normal", random.Random(4)), random.Random(5), pause=0, games=1, say=_ignore)
+            playing = asyncio.create_task(ana.play(host))
+            try:
+                await host.wait_for(_moved(1), timeout=30, what="a move of the bot")
+                assert await proxy.move(code, announce=announce) == 1
+                await _arrived(proxy, 3)
+                assert await asyncio.wait_for(playing, 60) is End.DONE
+            finally:
+                playing.cancel()
+            assert await asyncio.wait_for(bot, 30) == EXIT_OK, said
+    legs = proxy.legs
+    assert [leg.path for leg in legs] == [f"/ws?room={code}"] * 3
+    assert legs[0].entry is not None
+    assert legs[0].entry["type"] == "join"
+    for before, after in itertools.pairwise(legs):
+        assert after.entry is not None
+        assert after.entry["type"] == "resume", after.entry
+        assert after.entry["room"] == code
+        assert before.moved is not None
+        assert after.opened - before.moved < 5, "not at once"
+    assert legs[1].entry == legs[2].entry  # the same seat's token
+    assert said.count("connection lost (code 4005); resuming at once") == 2, said
+    assert said.count("resumed seat 1") == 2, said
+    assert said.count("the room moved to another server node") == (2 if announce else 0), said
+    assert any(line.startswith("game 1 over: ") for line in said), said
+    assert not any("refused" in line for line in said), said
+
+
+async def test_a_bot_backs_off_when_following_the_move_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node the room went to is not ready for it at once (its first socket is closed with 4005 again):
+    the bot tries again after its usual back-off, and resumes."""
+    monkeypatch.setattr(wirebot, "RECONNECT_FIRST_S", 0.5)
+    async with fast_server() as url, CrispClient.connect(url) as host:
+        proxy = MovingProxy(url.removesuffix("/ws"))
+        async with proxy.serving() as base:
+            code = await host.create("Ana")
+            said: list[str] = []
+            bot = asyncio.create_task(run_bot(BotOptions(base, code, "easy", pause=0), said.append))
+            await host.wait_for(seated(2), timeout=10, what="the bot seated")
+            proxy.refuse = 1
+            assert await proxy.move(code) == 1
+            await _arrived(proxy, 3)
+            await host.wait_for(seat_is(1, "connected"), timeout=10, what="the bot back")
+            bot.cancel()
+            assert await bot == EXIT_STOPPED
+    first, refused, resumed = proxy.legs
+    assert refused.refused
+    assert refused.path == resumed.path == f"/ws?room={code}"
+    assert first.moved is not None
+    assert refused.opened - first.moved < 5
+    assert resumed.opened - refused.opened >= 0.5  # backed off
+    assert resumed.entry is not None
+    assert resumed.entry["type"] == "resume"
+    lost = said.index("connection lost (code 4005); resuming at once")
+    assert said[lost + 1].startswith("cannot reconnect: "), said
+    assert said[lost + 1].endswith("; resuming in 0.5 s"), said
+    assert said[lost + 2] == "resumed seat 1"
