@@ -54,63 +54,15 @@ from sqlalchemy.engine import make_url
 
 from crisp_server.client import CrispClient
 from crisp_server.engine import parse_record, replay_game
-from crisp_server.engine.views import table_view
 from tests.conftest import IN_CI
 from tests.databases import PG_URL, database
+from tests.e2e.continuity import essentials, went_on_from
+from tests.e2e.continuity import next_move as _move
 from tests.e2e.procs import free_port, server_process
-from tests.e2e.test_restart import essentials as _essentials
 
 OUTAGE_SECONDS = 15.0
 #: Every client comes from 127.0.0.1: the look-up limit per address is for strangers guessing codes.
 ENV = {"CRISP_LOOKUP_BURST": "10000", "CRISP_LOOKUP_PER_MINUTE": "10000"}
-
-
-def essentials(state: dict[str, Any]) -> dict[str, Any]:
-    """What a seat sees that the log decides (``you.can`` also follows the clock: a comeback closes an
-    open Crisp window, as a restart does)."""
-    out = _essentials(state)
-    del out["you"]["can"]
-    return out
-
-
-# -- the players -------------------------------------------------------------------------------------------
-
-
-def _suspended(c: CrispClient) -> bool:
-    """The last word from the room was ``unavailable`` (an ``update`` says it is over)."""
-    for m in reversed(c.messages):
-        if m["type"] == "unavailable":
-            return True
-        if m["type"] == "update":
-            return False
-    return False
-
-
-def _move(c: CrispClient) -> dict[str, Any] | None:
-    """What this seat does now, if anything: get ready, call Crisp once the discard pile has grown a little,
-    draw when the clock lets it, play a drawn card."""
-    state = c.state
-    if state is None or _suspended(c):
-        return None
-    seat = c.seat
-    room, you = state["room"], state["you"]
-    if room["phase"] in ("peek", "round_over"):
-        return None if seat is None or room["seats"][seat]["ready"] else {"type": "ready"}
-    if room["phase"] != "play":
-        return None
-    can: list[str] = you["can"]
-    if "crisp" in can and len(state["table"]["round"]["discard"]) >= 4:  # in one's window, after a move
-        return {"type": "crisp"}
-    if not c.my_turn():
-        return None
-    if you["drawn_card"] is not None:
-        kind = next(k for k in ("discard", "king", "jack", "queen", "swap") if k in can)
-        if kind == "queen":
-            return {"type": "queen", "slot": "left", "target": 1 - seat, "target_slot": "left"}  # type: ignore[operator]
-        return {"type": "swap", "slot": "left"} if kind == "swap" else {"type": kind}
-    if "draw_deck" in can and not state["clock"]["may_draw_in"]:
-        return {"type": "draw"}
-    return None
 
 
 @dataclass
@@ -284,7 +236,7 @@ async def outage_during_games(ws: str, base: str, rooms: int, fail: Outage, heal
                     for saw, came_back in zip(seat.before, seat.after, strict=True):
                         if came_back != saw:
                             uncertain += 1
-                            _went_on_from(saw, came_back, document)
+                            went_on_from(saw, came_back, document)
             metrics = (await http.get("/metrics")).text
         failures = next(
             float(x.split()[1]) for x in metrics.splitlines() if x.startswith("crisp_db_commit_failures_total")
@@ -297,31 +249,6 @@ async def outage_during_games(ws: str, base: str, rooms: int, fail: Outage, heal
         "commit_failures": failures,
         "comebacks_with_a_commit_whose_answer_was_lost": uncertain,
     }
-
-
-def _summary(seen: dict[str, Any]) -> tuple[Any, ...]:
-    """The public state a seat saw (``essentials``), as the record's replay can tell it."""
-    r = seen["round"]
-    return (r["index"], r["turn"], r["draw_pile"], tuple(r["discard"]), tuple(seen["totals"]))
-
-
-def _went_on_from(before: dict[str, Any], after: dict[str, Any], document: dict[str, Any]) -> None:
-    """A room came back further than its players had seen: both states must be in the record's history,
-    ``after`` later than ``before`` by the few actions of one group commit, none of them lost."""
-    history: list[tuple[Any, ...]] = []
-    rounds = document["rounds"]
-    for r, rnd in enumerate(rounds):
-        for k in range(len(rnd["actions"]) + 1):
-            part: dict[str, Any] = {"deck": rnd["deck"], "actions": rnd["actions"][:k]}
-            resumes = [x for x in rnd.get("resumes", []) if x["after"] <= k]
-            if resumes:
-                part["resumes"] = resumes
-            game, _ = replay_game(parse_record({**document, "rounds": [*rounds[:r], part]}))
-            history.append(_summary(table_view(game)))
-    start, end = _summary(before), _summary(after)
-    assert start in history, (before, "what the seat saw is not in the record")
-    assert end in history, (after, "what the room came back to is not in the record")
-    assert 0 < history.index(end) - history.index(start) <= 5, (before, after)
 
 
 # -- PostgreSQL behind a proxy the test cuts -----------------------------------------------------------------
