@@ -114,7 +114,8 @@ async def reconnect(seat: Seat, *, note: bool = True, give_up: float = 60.0) -> 
             await seat.stack.aclose()
             seat.stack = contextlib.AsyncExitStack()
             if time.monotonic() > deadline:
-                raise AssertionError(f"{seat.table.code}/{seat.name}: could not resume for {give_up} s: {exc!r}") from exc
+                what = f"{seat.table.code}/{seat.name}: could not resume for {give_up} s"
+                raise AssertionError(f"{what}: {exc!r}") from exc
             delay = 0.25
             continue
         seat.client = client
