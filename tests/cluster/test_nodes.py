@@ -263,3 +263,32 @@ async def test_a_new_room_never_takes_the_code_of_an_open_room_of_another_node(
     async with CrispClient.connect(a.ws) as ana, CrispClient.connect(b.ws) as ben:
         assert await ana.create("Ana") == "SAMEAA"
         assert await ben.create("Ben") == "OTHERB"
+
+
+async def test_a_commit_after_the_lease_went_elsewhere_is_fenced(nodes: tuple[Node, Node]) -> None:
+    """The node does not know yet (its renewal has not run): its next commit of the room is refused in its
+    own transaction; the change is neither written nor shown, and the players are sent to the new owner."""
+    a, b = nodes
+    renewer = a.cluster._renewer
+    assert renewer is not None
+    renewer.cancel()
+    async with CrispClient.connect(a.ws) as ana:
+        code = await ana.create("Ana")
+        await ana.set_options(score_limit=100, turn_seconds=None, discard_draw=False)
+        async with a.app.state.store.engine.begin() as conn:
+            await conn.execute(text("UPDATE room_owners SET expires_at = now() - interval '1 second'"))
+        assert await b.cluster.leases.claim(code) == 2
+        seen = len(ana.messages)
+        await ana.send({"type": "options", "score_limit": 150, "turn_seconds": 60, "discard_draw": True})
+        await ana.wait_for(lambda c: c.closed is not None, timeout=3, what="the fence")
+        assert ana.moved
+        assert [m["type"] for m in ana.messages[seen:]] == ["moved"]
+        assert a.cluster.lost == 1
+        async with a.app.state.store.engine.connect() as conn:
+            options = await conn.scalar(text("SELECT options FROM rooms WHERE code = :c"), {"c": code})
+        assert options["score_limit"] == 100
+        assert options["turn_seconds"] is None
+        # b rebuilds the room from what was committed.
+        async with CrispClient.connect(b.ws, room=code) as back:
+            await back.resume(code, ana.token or "")
+            assert state(back)["room"]["options"]["score_limit"] == 100
