@@ -219,6 +219,20 @@ class Cluster:
                 if held.get(code) != room.lease and not room.closed and self.registry.rooms.get(code) is room:
                     room.lose()
 
+    async def sweep_abandoned(self) -> int:
+        """Retention in a cluster: games no node holds whose players have been gone for
+        ``idle_game_hours`` are claimed here and end abandoned, as a restart ends them on one node alone
+        (``Registry.restore_one``). How many rooms were taken for it."""
+        if self.draining:
+            return 0
+        codes = await self.leases.unowned_games(self.settings.idle_game_hours * 3600)
+        for code in codes:
+            try:
+                await self.acquire(code)
+            except (Busy, Draining):
+                continue
+        return len(codes)
+
     # -- draining ----------------------------------------------------------------------------------------
 
     async def drain(self) -> None:

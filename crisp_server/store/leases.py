@@ -64,6 +64,16 @@ _OWNERS_OF = text(
 )
 _FENCE = text("SELECT code, epoch FROM room_owners WHERE code = ANY(CAST(:codes AS text[])) AND node = :node FOR SHARE")
 _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+_UNOWNED_GAMES = text(
+    """
+    SELECT r.code FROM rooms r
+    WHERE r.closed_at IS NULL AND r.phase <> 'lobby' AND r.updated_at < now() - make_interval(secs => :idle)
+      AND NOT EXISTS (
+        SELECT 1 FROM room_owners o WHERE o.code = r.code AND o.node IS NOT NULL AND o.expires_at > now()
+      )
+    ORDER BY r.updated_at LIMIT :most
+    """
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +142,12 @@ class Leases:
     async def owners_of(self, codes: Sequence[str]) -> dict[str, str]:
         """The live leases of ``codes``: room code to node."""
         return {str(code): str(node) for code, node in await self._run(_OWNERS_OF, {"codes": list(codes)})}
+
+    async def unowned_games(self, idle_seconds: float, most: int = 100) -> list[str]:
+        """Open rooms with a game that no node holds and nothing happened in for ``idle_seconds``: their
+        players went and never came back to any node (their game is to be abandoned)."""
+        rows = await self._run(_UNOWNED_GAMES, {"idle": idle_seconds, "most": most})
+        return [str(row[0]) for row in rows]
 
     async def ask_release(self, node: str, code: str) -> None:
         """Ask ``node`` to hand the room over (it commits, sends its players to reconnect, releases)."""

@@ -87,6 +87,8 @@ async def sweep(services: Services) -> None:
         try:
             registry.expire_idle(int(idle.total_seconds() * 1000))
             registry.expire_abandoned(int(settings.idle_game_hours * 3_600_000))
+            if registry.cluster is not None:
+                await registry.cluster.sweep_abandoned()  # the games of rooms no node holds
             if store is not None:
                 await store.purge(idle, timedelta(days=settings.keep_finished_days))
         except Exception:

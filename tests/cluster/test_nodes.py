@@ -292,3 +292,33 @@ async def test_a_commit_after_the_lease_went_elsewhere_is_fenced(nodes: tuple[No
         async with CrispClient.connect(b.ws, room=code) as back:
             await back.resume(code, ana.token or "")
             assert state(back)["room"]["options"]["score_limit"] == 100
+
+
+async def test_a_game_no_node_holds_is_abandoned_by_the_sweep(nodes: tuple[Node, Node]) -> None:
+    """Its node died and its players never came back: after ``idle_game_hours`` the retention sweep of any
+    node claims the room and ends the game abandoned (its record kept), as a restart does on one node."""
+    a, b = nodes
+    async with CrispClient.connect(a.ws) as ana, CrispClient.connect(a.ws) as ben:
+        code = await ana.create("Ana")
+        await ben.join(code, "Ben")
+        await ana.start()
+        await ana.wait_for(lambda c: c.phase == "peek", what="the deal")
+    await asyncio.sleep(0.3)
+    a.rooms.clear()  # as if a had died
+    async with b.app.state.store.engine.begin() as conn:
+        await conn.execute(text("UPDATE room_owners SET node = 'dead', expires_at = now() - interval '1 second'"))
+        await conn.execute(text("UPDATE rooms SET updated_at = now() - interval '25 hours'"))
+    assert await b.cluster.sweep_abandoned() == 1
+    deadline = time.monotonic() + 5
+    async with b.app.state.store.engine.connect() as conn:
+        while time.monotonic() < deadline:
+            closed = await conn.scalar(text("SELECT closed_at FROM rooms WHERE code = :c"), {"c": code})
+            if closed is not None:
+                break
+            await conn.rollback()
+            await asyncio.sleep(0.1)
+        assert closed is not None
+        assert await conn.scalar(text("SELECT abandoned FROM games")) is True
+    await asyncio.sleep(0.3)
+    assert await b.cluster.leases.owners() == {}
+    assert await b.cluster.sweep_abandoned() == 0
