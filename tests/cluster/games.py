@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from crisp_server.client import CrispClient, ProtocolError
 from crisp_server.engine import parse_record, replay_game
@@ -75,6 +75,16 @@ class Table:
         await host.client.set_options(score_limit=score_limit, turn_seconds=None, discard_draw=False)
         await host.client.start()
 
+    async def into_play(self) -> None:
+        """Both seats ready after the deal: the round is being played (nobody moves until told)."""
+        for seat in self.seats:
+            await seat.client.wait_for(lambda c: c.phase in ("peek", "play"), what="the deal")
+        for seat in self.seats:
+            if seat.client.phase == "peek":  # (the peek may have run out already)
+                await seat.client.send({"type": "ready"})
+        for seat in self.seats:
+            await seat.client.wait_for(lambda c: c.phase == "play", what="play")
+
     async def close(self) -> None:
         for seat in self.seats:
             await seat.stack.aclose()
@@ -110,7 +120,8 @@ async def reconnect(seat: Seat, *, note: bool = True, give_up: float = 60.0) -> 
                 CrispClient.connect(seat.table.ws, room=seat.table.code, open_timeout=10)
             )
             await client.resume(seat.table.code, seat.token)
-        except (OSError, TimeoutError, ConnectionError, ConnectionClosed, ProtocolError) as exc:
+        # InvalidHandshake: HAProxy's 503 while it still sends the room's sockets to a node just gone.
+        except (OSError, TimeoutError, ConnectionError, ConnectionClosed, InvalidHandshake, ProtocolError) as exc:
             await seat.stack.aclose()
             seat.stack = contextlib.AsyncExitStack()
             if time.monotonic() > deadline:
