@@ -13,12 +13,12 @@ import asyncio
 import contextlib
 import time
 
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from crisp_server.client import CLOSE_MOVED, CrispClient, ProtocolError
 from tests.cluster.conftest import MakeCluster
 from tests.cluster.games import Table
-from tests.e2e.continuity import essentials
+from tests.e2e.continuity import essentials, next_move
 
 
 async def resume_through(ws: str, code: str, token: str, stack: contextlib.AsyncExitStack) -> CrispClient:
@@ -30,7 +30,7 @@ async def resume_through(ws: str, code: str, token: str, stack: contextlib.Async
         try:
             client = await inner.enter_async_context(CrispClient.connect(ws, room=code, open_timeout=2))
             await client.resume(code, token)
-        except (OSError, TimeoutError, ConnectionError, ConnectionClosed, ProtocolError):
+        except (OSError, TimeoutError, ConnectionError, ConnectionClosed, InvalidHandshake, ProtocolError):
             await inner.aclose()
             assert time.monotonic() < deadline, "the seat could not be resumed on another node"
             await asyncio.sleep(0.25)
@@ -45,13 +45,8 @@ async def test_a_frozen_owner_is_fenced_after_another_node_took_its_room(make_cl
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(table.close)
         await table.open(score_limit=150)
+        await table.into_play()
         clients = [seat.client for seat in table.seats]
-        for c in clients:
-            await c.wait_for(lambda c: c.phase == "peek", what="the deal")
-        for c in clients:
-            await c.ready()
-        for c in clients:
-            await c.wait_for(lambda c: c.phase == "play", what="play")
         state = clients[0].state
         assert state is not None
         turn = state["table"]["round"]["turn"]
@@ -96,5 +91,7 @@ async def test_a_frozen_owner_is_fenced_after_another_node_took_its_room(make_cl
         # The players on the new owner saw nothing of it, and play on.
         for c in fresh:
             assert c.closed is None
-        await fresh[mover].swap("left")
+        play_it = next_move(fresh[mover])
+        assert play_it is not None
+        await fresh[mover].request(play_it)
         assert fresh[1 - mover].state is not None
