@@ -7,9 +7,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine import MalformedRecord, loads_record, replay
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 
 def _replay_file(path: str) -> dict[str, Any]:
@@ -39,6 +42,25 @@ def cmd_replay(files: Sequence[str]) -> int:
             status = 2
         print(json.dumps(line, separators=(",", ":")))
     return status
+
+
+def _settings(**overrides: Any) -> Settings | None:
+    """The settings from the environment (and ``overrides``), or ``None`` after one line per problem on
+    stderr: a wrong setting is the operator's to fix, not a traceback to read."""
+    from pydantic import ValidationError
+
+    from .settings import Settings
+
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"])
+            if where and not where.startswith("CRISP_") and where != "PORT":
+                where = f"CRISP_{where.upper()}"
+            message = str(error["msg"]).removeprefix("Value error, ")
+            print(f"crisp-server: {where + ': ' if where else ''}{message}", file=sys.stderr)
+        return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,17 +163,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         from .serve import serve
-        from .settings import Settings
 
         overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
-        return serve(Settings(**overrides))
+        settings = _settings(**overrides)
+        return 2 if settings is None else serve(settings)
     if args.command == "replay":
         return cmd_replay(args.files)
     if args.command == "migrate":
-        from .settings import Settings
         from .store.migrate import upgrade
 
-        settings = Settings()
+        settings = _settings()
+        if settings is None:
+            return 2
         url = settings.resolved_database_url()
         upgrade(url, settings.migrations_dir)
         from sqlalchemy.engine import make_url
