@@ -35,16 +35,18 @@ class Publishing(RoomActor):
     def room_state(self) -> dict[str, Any]:
         """The lobby part of every message: public."""
         fair: dict[str, Any] | None = None
+        phase = self.phase
         if self.fair:
             last = self.fair[-1]
             fair = {"round": len(self.fair) - 1, "commitment": last.commitment}
-            if self.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
+            if phase is Phase.ROUND_OVER or phase is Phase.GAME_OVER:
                 fair["salt"] = last.salt
                 fair["deck"] = list(last.deck)
+        options = self.options
         return {
             "code": self.code,
             "link": self.link,
-            "phase": self.phase.value,
+            "phase": phase._value_,  # (``.value`` is a descriptor in Python: this is the plain attribute)
             "host": self.host,
             "seats": [
                 {
@@ -57,8 +59,13 @@ class Publishing(RoomActor):
                 }
                 for s in self.seats
             ],
-            "options": self.room_options(),
-            "spectators": sum(1 for s in self.members.values() if s is None),
+            "options": {
+                "score_limit": options.score_limit,
+                "turn_seconds": options.turn_seconds,
+                "discard_draw": options.discard_draw,
+                "stand_in": self.stand_in,
+            },
+            "spectators": list(self.members.values()).count(None),
             "fair": fair,
         }
 
@@ -69,30 +76,38 @@ class Publishing(RoomActor):
     def _clocks(self) -> dict[str, int | None]:
         """What runs, as milliseconds left: phones' clocks are not trusted. Nothing runs while the game
         waits for its players."""
-        now = self.clock.now()
-
-        def left(at: int | None) -> int | None:
-            return None if at is None or self.paused else max(0, at - now)
-
-        out: dict[str, int | None] = {
-            "peek_ends_in": left(self.peek_ends) if self.phase is Phase.PEEK else None,
-            "next_round_in": left(self.next_round_at) if self.phase is Phase.ROUND_OVER else None,
-            "deadline_in": None,
-            "may_draw_in": None,
-            "window_closes_in": None,
-            "auto_timeout_in": None,
+        peek_ends_in = next_round_in = deadline_in = may_draw_in = window_closes_in = auto_timeout_in = None
+        phase = self.phase
+        if not self.paused:
+            now = self.clock.now()
+            if phase is Phase.PEEK:
+                if self.peek_ends is not None:
+                    peek_ends_in = max(0, self.peek_ends - now)
+            elif phase is Phase.ROUND_OVER:
+                if self.next_round_at is not None:
+                    next_round_in = max(0, self.next_round_at - now)
+            elif phase is Phase.PLAY:
+                game = self.game
+                r = game.round if game is not None else None
+                zero = self.round_zero
+                if game is not None and r is not None and zero is not None:
+                    deadline = game.deadline()
+                    if deadline is not None:
+                        deadline_in = max(0, zero + deadline - now)
+                    may_draw_in = max(0, zero + r.move_start - now)
+                    if r.window_seat is not None:
+                        window_closes_in = max(0, zero + r.window_closes - now)
+                    auto = self._auto_timeout_at()
+                    if auto is not None:
+                        auto_timeout_in = max(0, zero + auto - now)
+        return {
+            "peek_ends_in": peek_ends_in,
+            "next_round_in": next_round_in,
+            "deadline_in": deadline_in,
+            "may_draw_in": may_draw_in,
+            "window_closes_in": window_closes_in,
+            "auto_timeout_in": auto_timeout_in,
         }
-        game = self.game
-        r = game.round if game is not None else None
-        if self.phase is Phase.PLAY and game is not None and r is not None and self.round_zero is not None:
-            zero = self.round_zero
-            deadline = game.deadline()
-            out["deadline_in"] = left(zero + deadline) if deadline is not None else None
-            out["may_draw_in"] = left(zero + r.move_start)
-            out["window_closes_in"] = left(zero + r.window_closes) if r.window_seat is not None else None
-            auto = self._auto_timeout_at()
-            out["auto_timeout_in"] = left(zero + auto) if auto is not None else None
-        return out
 
     def _shared(self) -> bytes:
         """The part of a message that is the same for every recipient, encoded once."""
@@ -100,17 +115,19 @@ class Publishing(RoomActor):
         return orjson.dumps({"room": self.room_state(), "table": table, "clock": self._clocks()})[1:-1]
 
     def _you(self, seat: Seat | None) -> dict[str, Any]:
-        if seat is None or self.game is None:
-            index = self.seats.index(seat) if seat is not None else None
+        game = self.game
+        if seat is None:
+            return {"seat": None, "drawn_card": None, "can": [], "spectator": True, "host": False, "hints": False}
+        index = self.seats.index(seat)
+        if game is None:
             you: dict[str, Any] = {"seat": index, "drawn_card": None, "can": []}
         else:
-            index = self.seats.index(seat)
-            you = private_view(self.game, index)
+            you = private_view(game, index)
             if self.phase is not Phase.PLAY:
                 you["can"] = []
-        you["spectator"] = seat is None
-        you["host"] = seat is not None and index == self.host
-        you["hints"] = self.practice and seat is not None and seat.bot is None and self.game is not None
+        you["spectator"] = False
+        you["host"] = index == self.host
+        you["hints"] = self.practice and seat.bot is None and game is not None
         return you
 
     def _message(self, conn: SeatDriver, kind: str, events: list[Any]) -> bytes:
@@ -126,7 +143,7 @@ class Publishing(RoomActor):
 
     def _private_part(self, seat: Seat | None, events: bytes) -> bytes:
         """The end of a message: what only this member sees, then the events (already encoded)."""
-        return b',"you":' + orjson.dumps(self._you(seat)) + b',"events":' + events + b"}"
+        return b"".join((b',"you":', orjson.dumps(self._you(seat)), b',"events":', events, b"}"))
 
     def _welcome(self, index: int | None, token: str | None) -> bytes:
         return orjson.dumps(
@@ -146,17 +163,22 @@ class Publishing(RoomActor):
         # Encoded once: the head and the public part; the events too unless some are addressed to a seat.
         start = self._public_part("update")
         dicts = [event_to_dict(e) for e in events]
-        private = any(e.to is not None for e in events)
+        private = False
+        for e in events:
+            if e.to is not None:
+                private = True
+                break
         public = b""
         if not private:
             public = orjson.dumps(dicts + room_events)
+        you, dumps, outbox = self._you, orjson.dumps, self._outbox
         for conn, seat in self.members.items():
             encoded = public
             if private:
                 index = self.seats.index(seat) if seat is not None else None
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
-                encoded = orjson.dumps(visible)
-            data = start + self._private_part(seat, encoded)
+                encoded = dumps(visible)
+            data = b"".join((start, b',"you":', dumps(you(seat)), b',"events":', encoded, b"}"))
             if seat is not None and seat.memory is not None:  # a practice game: hints know what was shown
                 seat.memory.observe(orjson.loads(data))
-            self._send(conn, data)
+            outbox.append((conn, data))  # (``_send``)
