@@ -242,7 +242,10 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     """The event as plain JSON-ready data, with its ``type``."""
     out: dict[str, Any] = {"type": event.kind}
     for name in event.__slots__:  # dataclass(slots=True) lists exactly the fields
-        out[name] = _plain(getattr(event, name))
+        value = getattr(event, name)
+        kind = type(value)
+        # Most fields are plain already (seats, instants, cards): only enums and tuples need ``_plain``.
+        out[name] = value if kind is int or kind is str or value is None or kind is bool else _plain(value)
     return out
 
 
