@@ -109,10 +109,46 @@ class Publishing(RoomActor):
             "auto_timeout_in": auto_timeout_in,
         }
 
+    #: What ``room_state`` showed when it was last encoded, and that encoding (see ``_room_part``).
+    _room_key: tuple[Any, ...] | None = None
+    _room_json: bytes = b""
+
+    def _room_part(self) -> bytes:
+        """``room_state`` encoded, encoded again only when something it shows changed: during a game it rarely
+        does (a seat's connection or readiness, the phase), while the table changes with every update. The
+        key holds every value ``room_state`` reads (the options and the round's fairness are frozen)."""
+        fair = self.fair
+        key = (
+            self.phase,
+            self.host,
+            [(s.name, s.conn is not None, s.standing_in, s.left, s.ready, s.bot) for s in self.seats],
+            self.options,
+            self.stand_in,
+            list(self.members.values()).count(None),
+            len(fair),
+            fair[-1] if fair else None,
+            self.code,
+            self.link,
+        )
+        if key != self._room_key:
+            self._room_key = key
+            self._room_json = orjson.dumps(self.room_state())
+        return self._room_json
+
     def _shared(self) -> bytes:
-        """The part of a message that is the same for every recipient, encoded once."""
+        """The part of a message that is the same for every recipient, encoded once (as
+        ``{"room": ..., "table": ..., "clock": ...}`` without its braces)."""
         table = table_view(self.game) if self.game is not None else None
-        return orjson.dumps({"room": self.room_state(), "table": table, "clock": self._clocks()})[1:-1]
+        return b"".join(
+            (
+                b'"room":',
+                self._room_part(),
+                b',"table":',
+                orjson.dumps(table),
+                b',"clock":',
+                orjson.dumps(self._clocks()),
+            )
+        )
 
     def _you(self, seat: Seat | None) -> dict[str, Any]:
         game = self.game
