@@ -40,6 +40,17 @@ def make_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Mak
 
 
 @pytest.fixture
+def pg_url(tmp_path: Path) -> Iterator[str]:
+    """A migrated throwaway PostgreSQL database (for nodes in the test's own process)."""
+    from crisp_server.store.migrate import upgrade
+
+    require(PG_URL is not None, "no CRISP_TEST_DATABASE_URL: the cluster tests need PostgreSQL")
+    with database("postgresql", tmp_path) as url:
+        upgrade(url)
+        yield url
+
+
+@pytest.fixture
 def cluster(make_cluster: MakeCluster) -> Cluster:
     """Three nodes behind HAProxy, with the harness's short leases."""
     return make_cluster()

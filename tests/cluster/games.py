@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,24 @@ class Table:
     async def close(self) -> None:
         for seat in self.seats:
             await seat.stack.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_tables(ws: str, n: int, score_limit: int = 150) -> AsyncIterator[list[Table]]:
+    """``n`` tables opened one after the other (their games started), closed at the end."""
+    tables = [Table(ws) for _ in range(n)]
+    try:
+        for table in tables:
+            await table.open(score_limit=score_limit)
+        yield tables
+    finally:
+        for table in tables:
+            await table.close()
+
+
+def play_all(tables: list[Table]) -> list[asyncio.Future[None]]:
+    """Every seat of ``tables`` played to its game's end, as tasks."""
+    return [asyncio.ensure_future(play(seat)) for table in tables for seat in table.seats]
 
 
 async def _closed_soon(c: CrispClient) -> bool:

@@ -17,18 +17,15 @@ import time
 from collections import Counter
 
 from tests.cluster.conftest import MakeCluster
-from tests.cluster.games import Table, check_records, play
+from tests.cluster.games import check_records, open_tables, play_all
 
 GAMES = 50
 
 
 async def test_kill_9_of_a_node_during_50_games(make_cluster: MakeCluster) -> None:
     cluster = await asyncio.to_thread(make_cluster, 3)
-    tables = [Table(cluster.ws_url) for _ in range(GAMES)]
-    try:
-        for table in tables:
-            await table.open(score_limit=150)
-        players = [asyncio.ensure_future(play(seat)) for table in tables for seat in table.seats]
+    async with open_tables(cluster.ws_url, GAMES) as tables:
+        players = play_all(tables)
         await asyncio.sleep(5)  # every table into its first rounds
         assert not any(p.done() for p in players), "a game ended before the kill: make them longer"
         owners = await asyncio.to_thread(cluster.owners)
@@ -62,6 +59,3 @@ async def test_kill_9_of_a_node_during_50_games(make_cluster: MakeCluster) -> No
             f"\n{len(doomed)} of {GAMES} rooms on the killed node; seats back after "
             f"{min(back):.2f}-{max(back):.2f} s; comebacks {comebacks}"
         )
-    finally:
-        for table in tables:
-            await table.close()

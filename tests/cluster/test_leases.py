@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -20,21 +20,9 @@ from sqlalchemy import text
 
 from crisp_server.settings import Settings
 from crisp_server.store.leases import Fenced, Leases, Listener, asyncpg_dsn
-from crisp_server.store.migrate import upgrade
 from crisp_server.store.operations import SaveRoom
 from crisp_server.store.store import Store
 from crisp_server.web.app import create_app
-from tests.cluster.harness import require
-from tests.databases import PG_URL, database
-
-
-@pytest.fixture
-def pg_url(tmp_path: Path) -> Iterator[str]:
-    """A migrated throwaway PostgreSQL database."""
-    require(PG_URL is not None, "no CRISP_TEST_DATABASE_URL: the lease tests need PostgreSQL")
-    with database("postgresql", tmp_path) as url:
-        upgrade(url)
-        yield url
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +23,8 @@ from crisp_server.rooms import cluster as cluster_module
 from crisp_server.rooms.cluster import Cluster
 from crisp_server.rooms.messages import Inbound
 from crisp_server.settings import Settings
-from crisp_server.store.migrate import upgrade
 from crisp_server.web.app import create_app
-from tests.cluster.harness import require
-from tests.databases import PG_URL, database
-from tests.e2e.test_restart import essentials
+from tests.e2e.test_restart import essentials, into_play
 from tests.web.harness import uvicorn_serving
 
 
@@ -47,14 +44,6 @@ class Node:
     def rooms(self) -> dict[str, Any]:
         found: dict[str, Any] = self.app.state.registry.rooms
         return found
-
-
-@pytest.fixture
-def pg_url(tmp_path: Path) -> Iterator[str]:
-    require(PG_URL is not None, "no CRISP_TEST_DATABASE_URL: the cluster tests need PostgreSQL")
-    with database("postgresql", tmp_path) as url:
-        upgrade(url)
-        yield url
 
 
 @contextlib.asynccontextmanager
@@ -95,15 +84,6 @@ async def get(url: str) -> httpx.Response:
 
 async def owner(n: Node, code: str) -> str | None:
     return (await n.cluster.leases.owners_of([code])).get(code)
-
-
-async def into_play(*clients: CrispClient) -> None:
-    for c in clients:
-        await c.wait_for(lambda c: c.phase == "peek", what="the deal")
-    for c in clients:
-        await c.ready()
-    for c in clients:
-        await c.wait_for(lambda c: c.phase == "play", what="play")
 
 
 async def test_a_room_goes_to_the_node_its_next_socket_reaches_and_play_goes_on(nodes: tuple[Node, Node]) -> None:

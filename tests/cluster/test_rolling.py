@@ -12,18 +12,15 @@ import asyncio
 import time
 
 from tests.cluster.conftest import MakeCluster
-from tests.cluster.games import Table, check_records, play
+from tests.cluster.games import check_records, open_tables, play_all
 
 GAMES = 50
 
 
 async def test_a_rolling_restart_of_three_nodes_during_50_games(make_cluster: MakeCluster) -> None:
     cluster = await asyncio.to_thread(make_cluster, 3)
-    tables = [Table(cluster.ws_url) for _ in range(GAMES)]
-    try:
-        for table in tables:
-            await table.open(score_limit=150)
-        players = [asyncio.ensure_future(play(seat)) for table in tables for seat in table.seats]
+    async with open_tables(cluster.ws_url, GAMES) as tables:
+        players = play_all(tables)
         await asyncio.sleep(3)
         exits = []
         started = time.monotonic()
@@ -56,6 +53,3 @@ async def test_a_rolling_restart_of_three_nodes_during_50_games(make_cluster: Ma
             f"\nrestarted 3 nodes in {restarted:.1f} s; {len(pauses)} seats moved; pause p50 "
             f"{pauses[len(pauses) // 2]:.2f} s, max {pauses[-1]:.2f} s"
         )
-    finally:
-        for table in tables:
-            await table.close()

@@ -11,7 +11,7 @@ import asyncio
 import httpx
 
 from tests.cluster.conftest import MakeCluster
-from tests.cluster.games import Table, reconnect
+from tests.cluster.games import open_tables, reconnect
 from tests.cluster.harness import Cluster
 
 ROOMS = 40
@@ -27,10 +27,7 @@ def counters(cluster: Cluster, name: str) -> dict[str, float]:
 
 async def test_a_fourth_node_takes_only_its_share_and_each_room_moves_once(make_cluster: MakeCluster) -> None:
     cluster = await asyncio.to_thread(make_cluster, 3)
-    tables = [Table(cluster.ws_url) for _ in range(ROOMS)]
-    try:
-        for table in tables:
-            await table.open(score_limit=150)
+    async with open_tables(cluster.ws_url, ROOMS) as tables:
         for table in tables:
             await table.into_play()  # no timer runs now: nobody moves, the state stays as it is
         before = await asyncio.to_thread(cluster.owners)
@@ -58,6 +55,3 @@ async def test_a_fourth_node_takes_only_its_share_and_each_room_moves_once(make_
                 assert len(seat.cuts) == 1
                 assert seat.cuts[0].after == seat.cuts[0].before
         print(f"\n{len(moved)} of {ROOMS} rooms moved to the fourth node, each once")
-    finally:
-        for table in tables:
-            await table.close()
