@@ -6,12 +6,17 @@ token or a card: only counts and durations.
 
 from __future__ import annotations
 
+import math
+import time
+from bisect import bisect_left
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
+from prometheus_client import metrics as prometheus_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from crisp_server.rooms.phase import Phase
 
@@ -42,6 +47,70 @@ class _Frames(Collector):
     def collect(self) -> Iterator[Metric]:
         yield CounterMetricFamily("crisp_messages_in", "WebSocket frames received", value=self.received)
         yield CounterMetricFamily("crisp_messages_out", "WebSocket frames sent", value=self.sent)
+
+
+class _Histogram:
+    """A histogram kept in a plain list (one count per bucket, not cumulative: as a prometheus ``Histogram``
+    keeps them, each observation in the first bucket whose bound is not below it), read when scraped: a
+    ``Histogram``'s ``observe`` takes two locks (issue 19)."""
+
+    __slots__ = ("bounds", "counts", "created", "documentation", "les", "name", "sum")
+
+    def __init__(self, name: str, documentation: str, buckets: tuple[float, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.bounds = [*map(float, buckets), math.inf]
+        self.les: list[str] = [floatToGoString(b) for b in self.bounds]  # type: ignore[no-untyped-call]
+        self.counts = [0] * len(self.bounds)
+        self.sum = 0.0
+        self.created = time.time()
+
+    def observe(self, amount: float) -> None:
+        self.counts[bisect_left(self.bounds, amount)] += 1
+        self.sum += amount
+
+    def metric(self) -> Metric:
+        """The samples a prometheus ``Histogram`` gives: cumulative buckets, count, sum and created."""
+        family = Metric(self.name, self.documentation, "histogram")
+        total = 0.0
+        for le, count in zip(self.les, self.counts, strict=True):
+            total += count
+            family.add_sample(self.name + "_bucket", {"le": le}, total)
+        family.add_sample(self.name + "_count", {}, total)
+        family.add_sample(self.name + "_sum", {}, self.sum)
+        if prometheus_metrics._use_created:
+            family.add_sample(self.name + "_created", {}, self.created)
+        return family
+
+
+class _Count:
+    """A counter kept in a plain number, read when scraped (as a prometheus ``Counter`` exports it)."""
+
+    __slots__ = ("created", "documentation", "name", "value")
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.value = 0.0
+        self.created = time.time()
+
+    def inc(self, amount: float = 1) -> None:
+        self.value += amount
+
+    def metric(self) -> Metric:
+        created = self.created if prometheus_metrics._use_created else None
+        return CounterMetricFamily(self.name, self.documentation, value=self.value, created=created)
+
+
+class _Plain(Collector):
+    """The per-action and per-commit histograms and counter, read when scraped."""
+
+    def __init__(self, *metrics: _Histogram | _Count) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self._metrics:
+            yield metric.metric()
 
 
 class _Outages(Collector):
@@ -96,16 +165,14 @@ class Metrics:
             ["code"],
             registry=self.registry,
         )
-        self.action_latency = Histogram(
+        self.action_latency = _Histogram(
             "crisp_action_publish_seconds",
             "From an action's arrival to its views handed to every connection (commit included)",
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            LATENCY_BUCKETS,
         )
-        self.db_commit = Histogram(
-            "crisp_db_commit_seconds", "Duration of one group commit", buckets=LATENCY_BUCKETS, registry=self.registry
-        )
-        self.db_ops = Counter("crisp_db_operations", "Operations written to the database", registry=self.registry)
+        self.db_commit = _Histogram("crisp_db_commit_seconds", "Duration of one group commit", LATENCY_BUCKETS)
+        self.db_ops = _Count("crisp_db_operations", "Operations written to the database")
+        self.registry.register(_Plain(self.action_latency, self.db_commit, self.db_ops))
         self.db_failures = Counter(
             "crisp_db_commit_failures", "Commits that failed (each one a try)", registry=self.registry
         )
@@ -128,8 +195,10 @@ class Metrics:
         self.frames.sent += 1
 
     def on_commit(self, seconds: float, ops: int) -> None:
-        self.db_commit.observe(seconds)
-        self.db_ops.inc(ops)
+        commit = self.db_commit
+        commit.counts[bisect_left(commit.bounds, seconds)] += 1
+        commit.sum += seconds
+        self.db_ops.value += ops
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
