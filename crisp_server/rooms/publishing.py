@@ -10,8 +10,8 @@ from typing import Any, Final
 
 import orjson
 
-from crisp_server.engine import Event, event_to_dict, visible_to
-from crisp_server.engine.views import private_view, table_view
+from crisp_server.engine import Event, Source, event_to_dict, visible_to
+from crisp_server.engine.views import choices, table_view
 from crisp_server.store.operations import ReserveVersion
 
 from .actor import RoomActor
@@ -22,6 +22,23 @@ from .seats import Seat
 #: Room versions are reserved in the database this many at a time (one small write per block of messages):
 #: a room rebuilt after a restart goes on above every version it may have published.
 VERSION_BLOCK: Final = 1000
+
+#: A spectator's ``you``, encoded.
+_SPECTATOR_YOU: Final = orjson.dumps(
+    {"seat": None, "drawn_card": None, "can": [], "spectator": True, "host": False, "hints": False}
+)
+#: A seat's ``you`` around its drawn card and choices, by (seat, host, hints): the start up to the drawn
+#: card, the start with no drawn card up to the choices, and the end after the choices (as
+#: ``orjson.dumps`` encodes the whole, keys in the same order).
+_YOU_PARTS: dict[tuple[int, bool, bool], tuple[bytes, bytes, bytes]] = {}
+
+
+def _you_parts(key: tuple[int, bool, bool]) -> tuple[bytes, bytes, bytes]:
+    index, host, hints = key
+    head = b'{"seat":%d,"drawn_card":' % index
+    tail = b',"spectator":false,"host":%s,"hints":%s}' % (orjson.dumps(host), orjson.dumps(hints))
+    parts = _YOU_PARTS[key] = (head, head + b'null,"can":', tail)
+    return parts
 
 
 class Publishing(RoomActor):
@@ -150,21 +167,30 @@ class Publishing(RoomActor):
             )
         )
 
-    def _you(self, seat: Seat | None) -> dict[str, Any]:
-        game = self.game
+    def _you(self, seat: Seat | None) -> bytes:
+        """This member's ``you``, encoded: ``{"seat", "drawn_card", "can", "spectator", "host", "hints"}``
+        (the engine's ``private_view`` and the room's flags) from a template per seat, only the drawn card
+        and the choices encoded each time."""
         if seat is None:
-            return {"seat": None, "drawn_card": None, "can": [], "spectator": True, "host": False, "hints": False}
+            return _SPECTATOR_YOU
         index = self.seats.index(seat)
-        if game is None:
-            you: dict[str, Any] = {"seat": index, "drawn_card": None, "can": []}
-        else:
-            you = private_view(game, index)
-            if self.phase is not Phase.PLAY:
-                you["can"] = []
-        you["spectator"] = False
-        you["host"] = index == self.host
-        you["hints"] = self.practice and seat.bot is None and game is not None
-        return you
+        game = self.game
+        card = None
+        can = b"[]"
+        hints = False
+        if game is not None:
+            hints = bool(self.practice and seat.bot is None)
+            r = game.round
+            if r is not None and not r.ended:
+                if r.turn == index and r.drawn_from is Source.DECK:
+                    card = r.drawn
+                if self.phase is Phase.PLAY:
+                    can = orjson.dumps(choices(game, index))
+        key = (index, index == self.host, hints)
+        head, head_null, tail = _YOU_PARTS.get(key) or _you_parts(key)
+        if card is None:
+            return b"".join((head_null, can, tail))
+        return b"".join((head, orjson.dumps(card), b',"can":', can, tail))
 
     def _message(self, conn: SeatDriver, kind: str, events: list[Any]) -> bytes:
         seat = self.members.get(conn)
@@ -179,7 +205,7 @@ class Publishing(RoomActor):
 
     def _private_part(self, seat: Seat | None, events: bytes) -> bytes:
         """The end of a message: what only this member sees, then the events (already encoded)."""
-        return b"".join((b',"you":', orjson.dumps(self._you(seat)), b',"events":', events, b"}"))
+        return b"".join((b',"you":', self._you(seat), b',"events":', events, b"}"))
 
     def _welcome(self, index: int | None, token: str | None) -> bytes:
         return orjson.dumps(
@@ -214,7 +240,7 @@ class Publishing(RoomActor):
                 index = self.seats.index(seat) if seat is not None else None
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
                 encoded = dumps(visible)
-            data = b"".join((start, b',"you":', dumps(you(seat)), b',"events":', encoded, b"}"))
+            data = b"".join((start, b',"you":', you(seat), b',"events":', encoded, b"}"))
             if seat is not None and seat.memory is not None:  # a practice game: hints know what was shown
                 seat.memory.observe(orjson.loads(data))
             outbox.append((conn, data))  # (``_send``)
