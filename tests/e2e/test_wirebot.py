@@ -324,6 +324,10 @@ async def _arrived(proxy: MovingProxy, legs: int) -> Leg:
     return proxy.legs[legs - 1]
 
 
+#: Refusals a move can meet when the state changed while it was on its way (a clock ran out, the other seat).
+_RACES = frozenset({"not_your_turn", "too_early", "round_over", "crisp_not_allowed", "already_drawn", "nothing_drawn"})
+
+
 @pytest.mark.parametrize("announce", [True, False], ids=["moved", "close-alone"])
 async def test_a_bot_follows_its_room_to_another_node_at_once(announce: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The room moves in the lobby and again in the middle of the game: each time the bot reconnects at once
@@ -365,7 +369,11 @@ async def test_a_bot_follows_its_room_to_another_node_at_once(announce: bool, mo
     assert said.count("resumed seat 1") == 2, said
     assert said.count("the room moved to another server node") == (2 if announce else 0), said
     assert any(line.startswith("game 1 over: ") for line in said), said
-    assert not any("refused" in line for line in said), said
+    # The game runs on while the bot reconnects (a 20x clock): a move it decided on the old socket's view may
+    # meet the clock or the other seat first; such a race is refused and decided again. Nothing else is.
+    refused = [line for line in said if line.startswith("refused: ")]
+    assert len(refused) <= 3, said
+    assert all(line.split()[1] in _RACES for line in refused), refused
 
 
 async def test_a_bot_backs_off_when_following_the_move_fails(monkeypatch: pytest.MonkeyPatch) -> None:
