@@ -68,8 +68,16 @@ def private_view(game: Game, seat: int | None) -> dict[str, Any]:
     r = game.round
     if seat is None or r is None or r.ended:
         return {"seat": seat, "drawn_card": None, "can": []}
-    card = r.drawn if r.turn == seat and r.drawn_from is Source.DECK else None
-    return {"seat": seat, "drawn_card": card, "can": choices(game, seat)}
+    return {"seat": seat, "drawn_card": drawn_card(game, seat), "can": choices(game, seat)}
+
+
+def drawn_card(game: Game, seat: int) -> str | None:
+    """The card ``seat`` drew from the deck and holds, which only it may see (one from the discard pile is
+    public: it is in the table's view)."""
+    r = game.round
+    if r is None or r.ended or r.turn != seat or r.drawn_from is not Source.DECK:
+        return None
+    return r.drawn
 
 
 def choices(game: Game, seat: int) -> list[str]:

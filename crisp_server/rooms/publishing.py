@@ -10,8 +10,8 @@ from typing import Any, Final
 
 import orjson
 
-from crisp_server.engine import Event, Source, event_to_dict, visible_to
-from crisp_server.engine.views import choices, table_view
+from crisp_server.engine import Event, event_to_dict, visible_to
+from crisp_server.engine.views import choices, drawn_card, table_view
 from crisp_server.store.operations import ReserveVersion
 
 from .actor import RoomActor
@@ -85,10 +85,6 @@ class Publishing(RoomActor):
             "spectators": list(self.members.values()).count(None),
             "fair": fair,
         }
-
-    def room_options(self) -> dict[str, Any]:
-        """The host's options: the game's, and when a computer player stands in for a person who is away."""
-        return {**self.options.as_dict(), "stand_in": self.stand_in}
 
     def _clocks(self) -> dict[str, int | None]:
         """What runs, as milliseconds left: phones' clocks are not trusted. Nothing runs while the game
@@ -182,8 +178,7 @@ class Publishing(RoomActor):
             hints = bool(self.practice and seat.bot is None)
             r = game.round
             if r is not None and not r.ended:
-                if r.turn == index and r.drawn_from is Source.DECK:
-                    card = r.drawn
+                card = drawn_card(game, index)
                 if self.phase is Phase.PLAY:
                     can = orjson.dumps(choices(game, index))
         key = (index, index == self.host, hints)
