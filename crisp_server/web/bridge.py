@@ -21,9 +21,12 @@ from crisp_server.rooms.seats import TokenBucket, clean_name
 from crisp_server.rooms.tokens import is_room_code, normalize_code
 from crisp_server.web.connection import Connection
 from crisp_server.web.services import Services, client_address, now_ms
+from crisp_server.web.wsprotocol import CrispWebSocket
 
 #: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
 CLOSE_POLICY: Final = 1008
+#: Close code for a bug met while handling a message (RFC 6455 "internal error"), as uvicorn closes with.
+CLOSE_INTERNAL: Final = 1011
 #: Close code for a binary frame: the protocol is text (RFC 6455 "unsupported data").
 CLOSE_UNSUPPORTED: Final = 1003
 #: Close code when a cluster node could not get a room in time: try again later (RFC 6455).
@@ -85,51 +88,42 @@ class Bridge:
             await conn.finish()
 
     async def serve(self, conn: Connection, websocket: WebSocket, receive: Receive) -> None:
-        """Reads the connection's frames until it closes, and posts each valid message."""
-        settings, metrics = self.services.settings, self.services.metrics
-        bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, now_ms())
-        # Refusals are strikes that wear off slowly: a flood is cut off, an occasional burst is forgiven.
-        strikes = TokenBucket(settings.rate_burst, settings.rate_per_second / 10, now_ms())
-        limit = settings.max_message_bytes
-        while not conn.closing:
-            try:
-                frame = await receive()
-            except (OSError, RuntimeError):
-                return
-            if frame["type"] == "websocket.disconnect":
-                return
-            data: str | None = frame.get("text")
-            if data is None:
-                if frame.get("bytes") is not None:  # the protocol is text frames of JSON
-                    log.info("closing a connection that sent a binary frame (1003)", extra={"client": conn.client})
-                    metrics.refused.labels("binary").inc()
-                    conn.close(CLOSE_UNSUPPORTED, "text frames only")
+        """Reads the connection's frames until it closes, and posts each valid message. With the server's own
+        protocol (:class:`CrispWebSocket`) text frames are read in the callback that receives them
+        (:meth:`Reader.direct`); this loop then waits for the rest: the disconnect, a binary frame, an entry
+        that needs the cluster (the frames after it wait in the queue meanwhile) or a hang-up."""
+        reader = Reader(self, conn, websocket)
+        protocol = getattr(receive, "__self__", None)
+        direct = protocol if isinstance(protocol, CrispWebSocket) else None
+        reader.protocol = direct
+        try:
+            while not conn.closing:
+                if direct is not None:
+                    direct.read_directly(reader.direct)
+                try:
+                    frame = await receive()
+                except (OSError, RuntimeError):
                     return
-                continue
-            metrics.received()
-            v = conn.room.v if conn.room is not None else 0
-            if not bucket.take(now_ms()):
-                if not strikes.take(now_ms()):  # a flood, not a burst: hang up
-                    conn.close(CLOSE_POLICY, "too many messages")
+                if frame["type"] == "websocket.disconnect":
                     return
-                conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
-                metrics.refused.labels("rate_limited").inc()
-                continue
-            size = len(data.encode())
-            if size > limit:
-                conn.send(p.error_message(v, p.ProtocolCode.TOO_LARGE, conn.lang, f"at most {limit} bytes"))
-                metrics.refused.labels("too_large").inc()
-                continue
-            try:
-                message = p.parse_inbound(data)
-            except p.BadMessage as exc:
-                conn.send(p.error_message(v, p.ProtocolCode.BAD_MESSAGE, conn.lang, str(exc)))
-                metrics.refused.labels("bad_message").inc()
-                continue
-            if self.services.registry.cluster is not None and isinstance(message, p.ENTRY_MESSAGES):
-                await self.enter_cluster(conn, websocket, message, v)
-            else:
-                self.dispatch(conn, websocket, message, v)
+                entry = reader.deferred
+                if entry is not None:
+                    reader.deferred = None
+                    await self.enter_cluster(conn, websocket, *entry)
+                data: str | None = frame.get("text")
+                if data is None:
+                    if frame.get("bytes") is not None:  # the protocol is text frames of JSON
+                        log.info("closing a connection that sent a binary frame (1003)", extra={"client": conn.client})
+                        self.services.metrics.refused.labels("binary").inc()
+                        conn.close(CLOSE_UNSUPPORTED, "text frames only")
+                        return
+                    continue
+                entry = reader.text(data)
+                if entry is not None:
+                    await self.enter_cluster(conn, websocket, *entry)
+        finally:
+            if direct is not None:
+                direct.read_directly(None)
 
     def _may_enter(self, conn: Connection, message: Any, v: int) -> bool:
         """The checks of an entry message before its room is looked for; answered here if it fails them."""
@@ -214,3 +208,76 @@ class Bridge:
                 conn.send(p.error_message(v, p.ProtocolCode.NOT_IN_ROOM, conn.lang))
             return
         addressed.post(Inbound(conn, message))
+
+
+class Reader:
+    """One connection's inbound text frames: each is checked (rate, size, shape) and its message posted to its
+    room, in the protocol's callback that read it (:meth:`direct`) or from the bridge's loop (:meth:`text`)."""
+
+    def __init__(self, bridge: Bridge, conn: Connection, websocket: WebSocket) -> None:
+        settings = bridge.services.settings
+        self.bridge = bridge
+        self.conn = conn
+        self.websocket = websocket
+        self.metrics = bridge.services.metrics
+        self.cluster = bridge.services.registry.cluster is not None
+        self.bucket = TokenBucket(settings.rate_burst, settings.rate_per_second, now_ms())
+        # Refusals are strikes that wear off slowly: a flood is cut off, an occasional burst is forgiven.
+        self.strikes = TokenBucket(settings.rate_burst, settings.rate_per_second / 10, now_ms())
+        self.limit = settings.max_message_bytes
+        #: The protocol that calls :meth:`direct`, if it does.
+        self.protocol: CrispWebSocket | None = None
+        #: An entry read by :meth:`direct` that needs the cluster, for the bridge's loop: (message, v).
+        self.deferred: tuple[Any, int] | None = None
+
+    def text(self, data: str) -> tuple[Any, int] | None:
+        """Checks one text frame and posts its message; an entry that must first be claimed in the cluster is
+        returned instead, for the caller to await ``Bridge.enter_cluster`` with."""
+        conn, metrics = self.conn, self.metrics
+        metrics.received()
+        v = conn.room.v if conn.room is not None else 0
+        if not self.bucket.take(now_ms()):
+            if not self.strikes.take(now_ms()):  # a flood, not a burst: hang up
+                conn.close(CLOSE_POLICY, "too many messages")
+                return None
+            conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
+            metrics.refused.labels("rate_limited").inc()
+            return None
+        limit = self.limit
+        # A character is at most four bytes of UTF-8: most messages need no encoding to be measured.
+        if len(data) * 4 > limit and len(data.encode()) > limit:
+            conn.send(p.error_message(v, p.ProtocolCode.TOO_LARGE, conn.lang, f"at most {limit} bytes"))
+            metrics.refused.labels("too_large").inc()
+            return None
+        try:
+            message = p.parse_inbound(data)
+        except p.BadMessage as exc:
+            conn.send(p.error_message(v, p.ProtocolCode.BAD_MESSAGE, conn.lang, str(exc)))
+            metrics.refused.labels("bad_message").inc()
+            return None
+        if self.cluster and isinstance(message, p.ENTRY_MESSAGES):
+            return message, v
+        self.bridge.dispatch(conn, self.websocket, message, v)
+        return None
+
+    def direct(self, data: str) -> None:
+        """:meth:`text`, called by the protocol with each text frame as it arrives. The bridge's loop is woken
+        for an entry that needs the cluster (the frames after it wait in the protocol's queue) and when the
+        connection hangs up; a bug closes this connection (1011), as uvicorn would, and nothing else."""
+        conn, protocol = self.conn, self.protocol
+        assert protocol is not None
+        if conn.closing:
+            return
+        try:
+            entry = self.text(data)
+        except Exception:
+            log.exception("a message could not be handled", extra={"client": conn.client})
+            conn.close(CLOSE_INTERNAL, "internal error")
+            entry = None
+        if entry is not None:
+            self.deferred = entry
+            protocol.read_directly(None)
+            protocol.wake_app()
+        elif conn.closing:
+            protocol.read_directly(None)
+            protocol.wake_app()

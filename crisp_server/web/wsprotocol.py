@@ -25,6 +25,13 @@
    frees the socket and its buffers. The kernel's send buffer of each WebSocket is bounded
    (``SEND_BUFFER``) instead of growing by itself to megabytes, and :meth:`CrispWebSocket.close_now`
    closes a connection whose queue overflowed without waiting for its full buffer.
+5. Frames in are read here and handed to the application's reader at once (:meth:`CrispWebSocket.read_directly`,
+   issue 19): the WebSocket parser, the ASGI message and queue, pausing and resuming the socket's reads and
+   waking the connection's task for each frame cost about as much as all of a room's rules. The stream is cut
+   into whole frames here; a whole unfragmented masked text frame of less than 64 KiB (every message of the
+   protocol) is unmasked, decoded and handed over on the spot; every other frame (control frames, binary,
+   fragments, anything malformed) is given whole to ``websockets``, which answers it as before. Frames that
+   arrive while the application's queue holds something wait behind it, so that the order is kept.
 """
 
 from __future__ import annotations
@@ -35,12 +42,18 @@ import logging
 import random
 import socket
 import struct
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from uvicorn._types import ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame
 from websockets.protocol import OPEN
+
+try:  # websockets' C unmasking, as its own parser uses; its pure Python one where the C one is not built
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover
+    from websockets.utils import apply_mask
 
 #: FIN + text (RFC 6455, section 5.2): a whole message in one frame.
 _TEXT: Final = 0x81
@@ -54,6 +67,13 @@ SEND_BUFFER: Final = 64 * 1024
 #: Above this the transport's own buffer pauses writing (uvicorn's flow control: frames then wait in the
 #: connection's bounded queue); uvloop's default, set here so that asyncio's loop bounds it alike.
 WRITE_BUFFER_HIGH: Final = 64 * 1024
+#: A 7-bit payload length that means a 16-bit (126) or 64-bit (127) one follows (RFC 6455, section 5.2).
+_LENGTH_16: Final = 126
+_LENGTH_64: Final = 127
+#: The mask bit of a frame's second byte: every client frame has it (RFC 6455, section 5.3).
+_MASKED: Final = 0x80
+#: What a reader does with one text frame.
+TextReader = Callable[[str], None]
 #: ``SO_LINGER`` on, zero seconds: closing the socket resets the connection and drops what it holds.
 _RESET: Final = struct.pack("ii", 1, 0)
 
@@ -171,6 +191,104 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
                 return
         super().send_keepalive_ping()
 
+    #: The application's reader of text frames (:meth:`read_directly`), or ``None``: the ASGI ``receive``.
+    on_text: TextReader | None = None
+    #: Whether this protocol cuts the stream into frames itself (:meth:`data_received`).
+    _framing: bool = False
+    _framing_decided: bool = False
+    #: Whether frame bytes reached ``websockets`` before framing was decided: only a parser left between
+    #: frames can be bypassed. (uvicorn hands this protocol the handshake's request alone, rebuilt from what
+    #: its HTTP parser read.)
+    _frames_seen: bool = False
+    #: The start of a frame whose end has not arrived yet.
+    _partial: bytes = b""
+
+    def read_directly(self, reader: TextReader | None) -> None:
+        """Hand each text frame from now on to ``reader`` as it arrives, in the event loop's callback that
+        read it, instead of through the ASGI ``receive``; while that queue holds something (a frame that came
+        before, a binary frame, a wake-up) frames wait behind it there, in order. ``reader`` must not raise.
+        ``None`` sends frames through ``receive`` again. Whatever else happens (a disconnect, a close, a binary
+        frame) still comes through ``receive``."""
+        self.on_text = reader
+        if not self._framing_decided:
+            self._framing_decided = True
+            self._framing = not self._frames_seen and not self.conn.reader.buffer
+
+    def wake_app(self) -> None:
+        """Make the application's ``receive`` return (a message of type ``crisp.wake``), behind what it holds."""
+        wake: Any = {"type": "crisp.wake"}  # not an ASGI event: only the bridge's loop reads this queue
+        self.queue.put_nowait(wake)
+
+    def data_received(self, data: bytes) -> None:
+        if self._framing:
+            self._frames_received(data)
+            return
+        if self.handshake_initiated:
+            self._frames_seen = True
+        super().data_received(data)
+
+    def _frames_received(self, data: bytes) -> None:
+        """Cut ``data`` (after what was left of the last piece) into frames: each whole text frame goes to the
+        reader, every other frame whole to ``websockets``; an incomplete frame waits for the rest."""
+        if self._partial:
+            data = self._partial + data
+            self._partial = b""
+        self.heard_at = self.loop.time()
+        end = len(data)
+        pos = 0
+        while end - pos >= 2:
+            second = data[pos + 1]
+            size = second & 0x7F
+            head = pos + 2
+            if size == _LENGTH_16:
+                if end - pos < 4:
+                    break
+                size = int.from_bytes(data[pos + 2 : pos + 4], "big")
+                head = pos + 4
+            elif size == _LENGTH_64:  # 64 KiB or more: websockets reads on from here (its size limit, its errors)
+                self._framing = False
+                super().data_received(data[pos:])
+                return
+            if second & _MASKED:
+                head += 4
+            stop = head + size
+            if stop > end:
+                break
+            conn = self.conn
+            if (
+                data[pos] == _TEXT
+                and second & _MASKED
+                and conn.state is OPEN
+                and not conn.expect_continuation_frame
+                and not self.close_sent
+            ):
+                try:
+                    text = apply_mask(data[head:stop], data[head - 4 : head]).decode()
+                except UnicodeDecodeError:
+                    self._not_utf8()
+                    return
+                self._text_received(text)
+            else:
+                super().data_received(data[pos:stop])
+            pos = stop
+        if pos < end:
+            self._partial = data[pos:]
+
+    def _text_received(self, text: str) -> None:
+        reader = self.on_text
+        if reader is not None and self.queue.empty():
+            reader(text)
+            return
+        self.queue.put_nowait({"type": "websocket.receive", "text": text})
+        if not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def _not_utf8(self) -> None:
+        log.info("closing a connection that sent text that is not UTF-8 (1007)", extra={"client": self.peer})
+        self.conn.send_close(CLOSE_NOT_UTF8, "text frames must be UTF-8")
+        self.handle_parser_exception()
+
     def send_receive_event_to_app(self) -> None:
         """uvicorn's, except that a text frame that is not UTF-8 is a client's mistake, logged at INFO: uvicorn
         logs it as an ERROR with a traceback, so that any client could fill the logs with errors. And the
@@ -182,14 +300,13 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             return
         if self.curr_msg_data_type == "text":
             try:
-                self.queue.put_nowait({"type": "websocket.receive", "text": data.decode()})
+                text = data.decode()
             except UnicodeDecodeError:
-                log.info("closing a connection that sent text that is not UTF-8 (1007)", extra={"client": self.peer})
-                self.conn.send_close(CLOSE_NOT_UTF8, "text frames must be UTF-8")
-                self.handle_parser_exception()
+                self._not_utf8()
                 return
-        else:
-            self.queue.put_nowait({"type": "websocket.receive", "bytes": data})
+            self._text_received(text)
+            return
+        self.queue.put_nowait({"type": "websocket.receive", "bytes": data})
         if not self.read_paused:
             self.read_paused = True
             self.transport.pause_reading()

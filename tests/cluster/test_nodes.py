@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
+from websockets.asyncio.client import connect
 
 from crisp_server.client import CLOSE_MOVED, CrispClient
 from crisp_server.rooms import cluster as cluster_module
@@ -302,3 +304,23 @@ async def test_a_game_no_node_holds_is_abandoned_by_the_sweep(nodes: tuple[Node,
     await asyncio.sleep(0.3)
     assert await b.cluster.leases.owners() == {}
     assert await b.cluster.sweep_abandoned() == 0
+
+
+async def test_what_a_client_sends_right_behind_an_entry_waits_for_it(nodes: tuple[Node, Node]) -> None:
+    """An entry on a node of a cluster is claimed first (the room handed over by its owner, rebuilt from the
+    database): the frames that follow it on the socket, with it or while it is claimed, are read after it."""
+    a, b = nodes
+    pings = 20
+    async with CrispClient.connect(a.ws) as ana:
+        code = await ana.create("Ana")
+        async with connect(f"{b.ws}?room={code}") as ws:
+            await ws.send(orjson.dumps({"type": "join", "room": code, "name": "Ben"}).decode())
+            for _ in range(pings):
+                await asyncio.sleep(0.002)  # the join read alone, then pings while its room is handed over
+                await ws.send('{"type": "ping"}')
+            got: list[dict[str, Any]] = []
+            while sum(m["type"] == "pong" for m in got) < pings:
+                got.append(orjson.loads(await asyncio.wait_for(ws.recv(), 10)))
+    assert got[0]["type"] != "pong", [m["type"] for m in got]
+    # Answered by the room Ben had joined (its version), not by the bridge before any room (version 0).
+    assert all(m["v"] > 0 for m in got if m["type"] == "pong")

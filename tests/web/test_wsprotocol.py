@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -108,3 +109,180 @@ async def test_with_compression_agreed_frames_go_through_uvicorn() -> None:
     async with serving(script, ws_per_message_deflate=True) as url:
         assert await received(url, compression="deflate") == ["x" * 1000]
     assert direct == [False]
+
+
+# -- frames in: cut from the stream here and handed to the reader at once -----------------------------------
+
+KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's sample key
+
+
+def client_frame(opcode: int, payload: bytes, *, fin: bool = True, mask: bytes = b"\x37\xfa\x21\x3d") -> bytes:
+    """One frame as a client sends it: masked (RFC 6455, section 5.3), each length class."""
+    first = (0x80 if fin else 0) | opcode
+    n = len(payload)
+    if n < 126:
+        head = bytes((first, 0x80 | n))
+    elif n < 1 << 16:
+        head = bytes((first, 0x80 | 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((first, 0x80 | 127)) + n.to_bytes(8, "big")
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return head + mask + masked
+
+
+class Raw:
+    """A WebSocket client on a bare TCP stream: the test writes bytes cut wherever it likes."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, port: int) -> Raw:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        response = await reader.readuntil(b"\r\n\r\n")
+        assert response.startswith(b"HTTP/1.1 101"), response
+        return cls(reader, writer)
+
+    async def send_in_pieces(self, data: bytes, sizes: list[int]) -> None:
+        pos = 0
+        for i in itertools.count():
+            if pos >= len(data):
+                return
+            size = sizes[i % len(sizes)]
+            self.writer.write(data[pos : pos + size])
+            await self.writer.drain()
+            if pos < 2048:
+                await asyncio.sleep(0.001)  # one read each on the server (then as the kernel groups them)
+            pos += size
+
+    async def frame(self) -> tuple[int, bytes]:
+        """The next frame from the server (unmasked): its opcode and payload."""
+        first, second = await self.reader.readexactly(2)
+        n = second & 0x7F
+        if n == 126:
+            n = int.from_bytes(await self.reader.readexactly(2), "big")
+        elif n == 127:
+            n = int.from_bytes(await self.reader.readexactly(8), "big")
+        return first & 0x0F, await self.reader.readexactly(n)
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(OSError):
+            await self.writer.wait_closed()
+
+
+@contextlib.asynccontextmanager
+async def reading(**config: Any) -> AsyncIterator[tuple[int, list[tuple[str, Any]]]]:
+    """A server whose one WebSocket reads text frames directly, echoing each as a text frame, and notes how
+    everything reached the app: ("direct", text) or ("receive", ASGI message)."""
+    seen: list[tuple[str, Any]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await receive()  # websocket.connect
+        await send({"type": "websocket.accept"})
+        protocol: CrispWebSocket = send.__self__
+        conn = Connection(send, 64, "test")
+        conn.start()
+
+        def read(text: str) -> None:
+            seen.append(("direct", text))
+            conn.send(text.encode())
+
+        while True:
+            protocol.read_directly(read)
+            message = await receive()
+            seen.append(("receive", message))
+            if message["type"] == "websocket.disconnect":
+                break
+            if message.get("text") is not None:
+                conn.send(message["text"].encode())
+        await conn.finish()
+
+    async with uvicorn_serving(app, **config) as port:
+        yield port, seen
+
+
+TEXTS = ["", "a", "é" * 62, "x" * 125, "y" * 126, "z" * 1000, "w" * 65535]
+
+
+@pytest.mark.parametrize("sizes", [[1], [2, 3], [7], [125, 1], [4096], [1 << 20]], ids=str)
+async def test_text_frames_cut_anywhere_arrive_whole_in_order_and_straight_to_the_reader(sizes: list[int]) -> None:
+    stream = b"".join(client_frame(0x1, t.encode()) for t in TEXTS[:3])
+    stream += client_frame(0x9, b"are you there")  # a ping among them: websockets answers it
+    stream += b"".join(client_frame(0x1, t.encode()) for t in TEXTS[3:])
+    async with reading() as (port, seen):
+        raw = await Raw.connect(port)
+        await raw.send_in_pieces(stream, sizes)
+        frames = [await raw.frame() for _ in range(len(TEXTS) + 1)]
+        await raw.close()
+    assert (0xA, b"are you there") in frames  # the pong
+    assert [payload.decode() for op, payload in frames if op == 0x1] == TEXTS
+    assert seen[: len(TEXTS)] == [("direct", t) for t in TEXTS]
+
+
+async def test_frames_that_are_not_plain_text_go_through_websockets_and_keep_their_place() -> None:
+    stream = (
+        client_frame(0x1, b"one")
+        + client_frame(0x1, b"tw", fin=False)  # a fragmented message
+        + client_frame(0x0, b"o")
+        + client_frame(0x1, b"three")
+        + client_frame(0x2, b"\x00\x01")  # binary
+        + client_frame(0x1, b"four")
+        + client_frame(0x1, b"v" * 70000)  # a 64-bit length: websockets reads on from here
+        + client_frame(0x1, b"five")
+    )
+    async with reading(ws_max_size=1 << 20) as (port, seen):
+        raw = await Raw.connect(port)
+        await raw.send_in_pieces(stream, [1000])
+        texts = [(await raw.frame())[1].decode() for _ in range(6)]
+        await raw.close()
+    assert texts == ["one", "two", "three", "four", "v" * 70000, "five"]
+    assert seen[:3] == [("direct", "one"), ("direct", "two"), ("direct", "three")]
+    # The binary frame waits in the queue for the app, and so what follows it until the app has read it.
+    assert seen[3] == ("receive", {"type": "websocket.receive", "bytes": b"\x00\x01"})
+    assert [m if how == "direct" else m["text"] for how, m in seen[4:7]] == ["four", "v" * 70000, "five"]
+
+
+async def test_text_that_is_not_utf8_closes_with_1007() -> None:
+    async with reading() as (port, seen):
+        raw = await Raw.connect(port)
+        await raw.send_in_pieces(client_frame(0x1, b"ok") + client_frame(0x1, b"\xff\xfe"), [1 << 20])
+        assert await raw.frame() == (0x1, b"ok")
+        opcode, payload = await raw.frame()
+        await raw.close()
+    assert opcode == 0x8
+    assert int.from_bytes(payload[:2], "big") == 1007
+    assert seen[0] == ("direct", "ok")
+
+
+async def test_an_unmasked_client_frame_is_a_protocol_error() -> None:
+    async with reading() as (port, seen):
+        raw = await Raw.connect(port)
+        await raw.send_in_pieces(bytes((0x81, 2)) + b"hi", [1 << 20])
+        opcode, payload = await raw.frame()
+        await raw.close()
+    assert opcode == 0x8
+    assert int.from_bytes(payload[:2], "big") == 1002
+    assert all(how != "direct" for how, _ in seen)
+
+
+async def test_a_close_frame_ends_the_connection_and_nothing_after_it_is_read() -> None:
+    async with reading() as (port, seen):
+        raw = await Raw.connect(port)
+        stream = client_frame(0x1, b"last") + client_frame(0x8, (1000).to_bytes(2, "big")) + client_frame(0x1, b"x")
+        await raw.send_in_pieces(stream, [1 << 20])
+        assert await raw.frame() == (0x1, b"last")
+        opcode, payload = await raw.frame()
+        await raw.close()
+    assert (opcode, int.from_bytes(payload[:2], "big")) == (0x8, 1000)
+    assert [m for how, m in seen if how == "direct"] == ["last"]
+    assert seen[-1][1]["type"] == "websocket.disconnect"
