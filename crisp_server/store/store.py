@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import orjson
 from sqlalchemy import Engine, create_engine, event
@@ -81,6 +81,10 @@ class Timing:
 
     commits: int = 0
     ops: int = 0
+
+
+#: The page cache of the store's writing connection on SQLite, in KiB.
+WRITER_CACHE_KIB: Final = 16 * 1024
 
 
 class Store(Checkpoints, Reads):
@@ -151,6 +155,10 @@ class Store(Checkpoints, Reads):
         if self._sync_engine is not None and self._raw is None:
             self._raw = self._sync_engine.raw_connection()
             self._fast = _Sqlite(cast(sqlite3.Connection, self._raw.driver_connection), self._sync_engine.dialect)
+            # The writer's page cache holds the pages thousands of playing rooms write to (the actions'
+            # index, their rounds and rooms: spread over the files by random ids): with SQLite's 2 MiB, each
+            # commit read some of them back from the files again (issue 19).
+            self._fast.dbapi.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
             if self._sqlite_path is not None:
                 self._fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")
                 self._checkpointer = sqlite3.connect(

@@ -35,7 +35,7 @@ from crisp_server.store.operations import (
     Written,
 )
 from crisp_server.store.sqlite_fast import _Sqlite
-from crisp_server.store.store import Store
+from crisp_server.store.store import WRITER_CACHE_KIB, Store
 from crisp_server.store.writes import _ROUND_INSERT, _apply_all, _Core
 
 TABLES = ("rooms", "seats", "games", "rounds", "actions", "results")
@@ -391,5 +391,17 @@ async def test_the_retention_purge_and_group_commits_take_turns(
             await asyncio.wait_for(store.purge(timedelta(hours=24), timedelta(days=30)), 5)
         stop.set()
         assert min(await asyncio.wait_for(asyncio.gather(*players), 5)) > 0
+    finally:
+        await store.close()
+
+
+async def test_the_writer_keeps_the_pages_of_thousands_of_rooms_in_its_cache(tmp_path: Path) -> None:
+    """SQLite's default page cache (2 MiB) is too small for the pages thousands of playing rooms write to:
+    the store's writing connection gets WRITER_CACHE_KIB (issue 19); the readers keep the default."""
+    store = await _started(tmp_path / "c.db")
+    try:
+        assert store._fast is not None
+        assert store._fast.dbapi.execute("PRAGMA cache_size").fetchone() == (-WRITER_CACHE_KIB,)
+        assert WRITER_CACHE_KIB >= 8 * 1024
     finally:
         await store.close()
