@@ -233,7 +233,6 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
         if self._partial:
             data = self._partial + data
             self._partial = b""
-        self.heard_at = self.loop.time()
         end = len(data)
         pos = 0
         while end - pos >= 2:
@@ -271,6 +270,10 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             else:
                 super().data_received(data[pos:stop])
             pos = stop
+        if pos:
+            # A whole frame is a sign of life (bytes trickling into one that never ends are not: the peer is
+            # pinged, and its pong cannot come before that frame's end).
+            self.heard_at = self.loop.time()
         if pos < end:
             self._partial = data[pos:]
 

@@ -286,3 +286,29 @@ async def test_a_close_frame_ends_the_connection_and_nothing_after_it_is_read() 
     assert (opcode, int.from_bytes(payload[:2], "big")) == (0x8, 1000)
     assert [m for how, m in seen if how == "direct"] == ["last"]
     assert seen[-1][1]["type"] == "websocket.disconnect"
+
+
+async def test_bytes_trickling_into_a_frame_that_never_ends_do_not_keep_the_connection_alive() -> None:
+    """Only whole frames count as signs of life: the peer is pinged, cannot answer before its frame ends,
+    and is closed after the ping's timeout (a slow-loris client would otherwise hold its socket for ever)."""
+    async with reading(ws_ping_interval=0.3, ws_ping_timeout=0.3) as (port, seen):
+        raw = await Raw.connect(port)
+        frame = client_frame(0x1, b"x" * 1000)
+        started = asyncio.get_running_loop().time()
+        closed = False
+        for i in range(40):  # 1 byte every 0.05 s: 2 s, far from the frame's end
+            try:
+                raw.writer.write(frame[i : i + 1])
+                await raw.writer.drain()
+            except OSError:
+                closed = True
+                break
+            with contextlib.suppress(TimeoutError):
+                if await asyncio.wait_for(raw.reader.read(1 << 16), 0.05) == b"":
+                    closed = True
+                    break
+        took = asyncio.get_running_loop().time() - started
+        await raw.close()
+    assert closed, "the server kept a connection that sent no whole frame"
+    assert took < 1.6, took
+    assert all(how != "direct" for how, _ in seen)
