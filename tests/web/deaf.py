@@ -19,26 +19,36 @@ def deaf_player(port: int, room: str, name: str) -> socket.socket:
     """A raw socket that opens the WebSocket, joins ``room`` and reads nothing more (until the test does)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.connect(("127.0.0.1", port))
-    key = base64.b64encode(os.urandom(16)).decode()
-    sock.sendall(
-        (
-            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        ).encode()
-    )
+    sock.sendall(upgrade_request(port, "/ws"))
     answer = b""
     while b"\r\n\r\n" not in answer:
         answer += sock.recv(1)  # byte by byte: not a byte of the frames after the handshake is read
     assert answer.startswith(b"HTTP/1.1 101"), answer
-    sock.sendall(masked_text(orjson.dumps({"type": "join", "room": room, "name": name})))
+    sock.sendall(client_frame(0x1, orjson.dumps({"type": "join", "room": room, "name": name})))
     return sock
 
 
-def masked_text(payload: bytes) -> bytes:
-    """One client text frame (RFC 6455: clients mask)."""
+def upgrade_request(port: int, path: str) -> bytes:
+    """A client's opening handshake (RFC 6455, section 4.1) for ``path`` on this machine's ``port``."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    return (
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    ).encode()
+
+
+def client_frame(opcode: int, payload: bytes, *, fin: bool = True) -> bytes:
+    """One frame as a client sends it: masked (RFC 6455, section 5.3), in its length class."""
+    first = (0x80 if fin else 0) | opcode
+    n = len(payload)
+    if n < 126:
+        head = bytes((first, 0x80 | n))
+    elif n < 1 << 16:
+        head = bytes((first, 0x80 | 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((first, 0x80 | 127)) + n.to_bytes(8, "big")
     mask = os.urandom(4)
-    assert len(payload) < 126
-    return bytes((0x81, 0x80 | len(payload))) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
 def read_close_code(sock: socket.socket) -> int:

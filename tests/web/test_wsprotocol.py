@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect
 from crisp_server.web.connection import Connection
 from crisp_server.web.wsprotocol import CrispWebSocket, text_frame_header
 
+from .deaf import client_frame, upgrade_request
 from .harness import uvicorn_serving
 
 Script = Callable[[Connection, CrispWebSocket], Awaitable[None]]
@@ -113,22 +114,6 @@ async def test_with_compression_agreed_frames_go_through_uvicorn() -> None:
 
 # -- frames in: cut from the stream here and handed to the reader at once -----------------------------------
 
-KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's sample key
-
-
-def client_frame(opcode: int, payload: bytes, *, fin: bool = True, mask: bytes = b"\x37\xfa\x21\x3d") -> bytes:
-    """One frame as a client sends it: masked (RFC 6455, section 5.3), each length class."""
-    first = (0x80 if fin else 0) | opcode
-    n = len(payload)
-    if n < 126:
-        head = bytes((first, 0x80 | n))
-    elif n < 1 << 16:
-        head = bytes((first, 0x80 | 126)) + n.to_bytes(2, "big")
-    else:
-        head = bytes((first, 0x80 | 127)) + n.to_bytes(8, "big")
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-    return head + mask + masked
-
 
 class Raw:
     """A WebSocket client on a bare TCP stream: the test writes bytes cut wherever it likes."""
@@ -139,10 +124,7 @@ class Raw:
     @classmethod
     async def connect(cls, port: int) -> Raw:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(
-            f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
-        )
+        writer.write(upgrade_request(port, "/"))
         response = await reader.readuntil(b"\r\n\r\n")
         assert response.startswith(b"HTTP/1.1 101"), response
         return cls(reader, writer)
