@@ -12,8 +12,10 @@ import orjson
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from crisp_server import protocol as p
 from crisp_server.client import CrispClient, ProtocolError
 from crisp_server.settings import Settings
+from crisp_server.web.bridge import Bridge
 from tests.web.harness import Harness, running_server
 
 
@@ -418,3 +420,26 @@ async def test_a_refused_create_leaves_no_room_behind(server: Harness) -> None:
     assert ana.errors[0]["code"] == "already_in_room"
     async with httpx.AsyncClient(base_url=server.http) as http:
         assert (await http.get("/healthz")).json()["rooms"] == 1
+
+
+async def test_a_bug_met_handling_a_message_closes_only_its_connection(
+    server: Harness, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A message is handled in the protocol's callback that read it: a bug there must not reach the event
+    loop (which would drop the socket without a word) nor any other player. Its connection is closed with
+    1011, as uvicorn closes for a failing app, and the error is logged."""
+    _, (ana, ben) = await server.lobby(["Ana", "Ben"])
+    real = Bridge.dispatch
+
+    def buggy(self: Bridge, conn: Any, websocket: Any, message: Any, v: int) -> None:
+        if isinstance(message, p.Ping) and conn.room is not None and conn.room.members[conn].name == "Ana":
+            raise RuntimeError("a bug")
+        real(self, conn, websocket, message, v)
+
+    monkeypatch.setattr(Bridge, "dispatch", buggy)
+    await ana.send({"type": "ping"})
+    await ana.wait_for(lambda c: c.closed is not None, what="Ana's close")
+    assert ana.close_code == 1011
+    assert "a message could not be handled" in caplog.text
+    assert (await ben.request({"type": "ping"}))["type"] == "pong"
+    await ben.wait_for(lambda c: c.state is not None and not c.state["room"]["seats"][0]["connected"], what="Ana away")
