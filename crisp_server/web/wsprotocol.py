@@ -70,6 +70,8 @@ WRITE_BUFFER_HIGH: Final = 64 * 1024
 #: A 7-bit payload length that means a 16-bit (126) or 64-bit (127) one follows (RFC 6455, section 5.2).
 _LENGTH_16: Final = 126
 _LENGTH_64: Final = 127
+#: The largest payload a 16-bit length gives.
+_MOST_16: Final = 0xFFFF
 #: The mask bit of a frame's second byte: every client frame has it (RFC 6455, section 5.3).
 _MASKED: Final = 0x80
 #: What a reader does with one text frame.
@@ -202,6 +204,8 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
     _frames_seen: bool = False
     #: The start of a frame whose end has not arrived yet.
     _partial: bytes = b""
+    #: The largest payload read here (see :meth:`read_directly`).
+    _most: int = 0
 
     def read_directly(self, reader: TextReader | None) -> None:
         """Hand each text frame from now on to ``reader`` as it arrives, in the event loop's callback that
@@ -213,6 +217,10 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
         if not self._framing_decided:
             self._framing_decided = True
             self._framing = not self._frames_seen and not self.conn.reader.buffer
+            # websockets' limit on a message (``max_message_size`` since 15, ``max_size`` before): a larger
+            # frame is left to it, which closes with 1009.
+            limit = getattr(self.conn, "max_message_size", getattr(self.conn, "max_size", None))
+            self._most = _MOST_16 if limit is None else min(_MOST_16, limit)
 
     def wake_app(self) -> None:
         """Make the application's ``receive`` return (a message of type ``crisp.wake``), behind what it holds."""
@@ -244,7 +252,9 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
                     break
                 size = int.from_bytes(data[pos + 2 : pos + 4], "big")
                 head = pos + 4
-            elif size == _LENGTH_64:  # 64 KiB or more: websockets reads on from here (its size limit, its errors)
+            elif size == _LENGTH_64:
+                size = _MOST_16 + 1  # 64 KiB or more
+            if size > self._most:  # 64 KiB or more, or over websockets' limit: it reads on from here
                 self._framing = False
                 super().data_received(data[pos:])
                 return

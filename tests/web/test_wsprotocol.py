@@ -294,3 +294,15 @@ async def test_bytes_trickling_into_a_frame_that_never_ends_do_not_keep_the_conn
     assert closed, "the server kept a connection that sent no whole frame"
     assert took < 1.6, took
     assert all(how != "direct" for how, _ in seen)
+
+
+async def test_a_frame_over_the_servers_size_limit_is_closed_with_1009() -> None:
+    """websockets' limit (uvicorn's ``ws_max_size``) holds for the frames read here too."""
+    async with reading(ws_max_size=1000) as (port, seen):
+        raw = await Raw.connect(port)
+        await raw.send_in_pieces(client_frame(0x1, b"ok") + client_frame(0x1, b"x" * 1001), [1 << 20])
+        assert await raw.frame() == (0x1, b"ok")
+        opcode, payload = await raw.frame()
+        await raw.close()
+    assert (opcode, int.from_bytes(payload[:2], "big")) == (0x8, 1009)
+    assert [m for how, m in seen if how == "direct"] == ["ok"]
