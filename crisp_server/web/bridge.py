@@ -92,10 +92,9 @@ class Bridge:
         protocol (:class:`CrispWebSocket`) text frames are read in the callback that receives them
         (:meth:`Reader.direct`); this loop then waits for the rest: the disconnect, a binary frame, an entry
         that needs the cluster (the frames after it wait in the queue meanwhile) or a hang-up."""
-        reader = Reader(self, conn, websocket)
         protocol = getattr(receive, "__self__", None)
         direct = protocol if isinstance(protocol, CrispWebSocket) else None
-        reader.protocol = direct
+        reader = Reader(self, conn, websocket, direct)
         try:
             while not conn.closing:
                 if direct is not None:
@@ -214,7 +213,7 @@ class Reader:
     """One connection's inbound text frames: each is checked (rate, size, shape) and its message posted to its
     room, in the protocol's callback that read it (:meth:`direct`) or from the bridge's loop (:meth:`text`)."""
 
-    def __init__(self, bridge: Bridge, conn: Connection, websocket: WebSocket) -> None:
+    def __init__(self, bridge: Bridge, conn: Connection, websocket: WebSocket, protocol: CrispWebSocket | None) -> None:
         settings = bridge.services.settings
         self.bridge = bridge
         self.conn = conn
@@ -226,7 +225,7 @@ class Reader:
         self.strikes = TokenBucket(settings.rate_burst, settings.rate_per_second / 10, now_ms())
         self.limit = settings.max_message_bytes
         #: The protocol that calls :meth:`direct`, if it does.
-        self.protocol: CrispWebSocket | None = None
+        self.protocol = protocol
         #: An entry read by :meth:`direct` that needs the cluster, for the bridge's loop: (message, v).
         self.deferred: tuple[Any, int] | None = None
 

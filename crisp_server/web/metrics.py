@@ -195,10 +195,8 @@ class Metrics:
         self.frames.sent += 1
 
     def on_commit(self, seconds: float, ops: int) -> None:
-        commit = self.db_commit
-        commit.counts[bisect_left(commit.bounds, seconds)] += 1
-        commit.sum += seconds
-        self.db_ops.value += ops
+        self.db_commit.observe(seconds)
+        self.db_ops.inc(ops)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -45,7 +45,7 @@ import struct
 from collections.abc import Callable
 from typing import Any, Final
 
-from uvicorn._types import ASGISendEvent
+from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame
 from websockets.protocol import OPEN
@@ -292,7 +292,12 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
         if reader is not None and self.queue.empty():
             reader(text)
             return
-        self.queue.put_nowait({"type": "websocket.receive", "text": text})
+        self._to_app({"type": "websocket.receive", "text": text})
+
+    def _to_app(self, message: ASGIReceiveEvent) -> None:
+        """Queue ``message`` for the application's ``receive``; reading pauses until it is read (uvicorn's
+        flow control)."""
+        self.queue.put_nowait(message)
         if not self.read_paused:
             self.read_paused = True
             self.transport.pause_reading()
@@ -319,10 +324,7 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
                 return
             self._text_received(text)
             return
-        self.queue.put_nowait({"type": "websocket.receive", "bytes": data})
-        if not self.read_paused:
-            self.read_paused = True
-            self.transport.pause_reading()
+        self._to_app({"type": "websocket.receive", "bytes": data})
 
     @property
     def peer(self) -> str:

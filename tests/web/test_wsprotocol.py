@@ -36,9 +36,9 @@ def test_the_frame_header_of_each_length_class(length: int, header: bytes) -> No
     assert text_frame_header(length) == header
 
 
-@contextlib.asynccontextmanager
-async def serving(script: Script, **config: Any) -> AsyncIterator[str]:
-    """A server whose one WebSocket runs ``script`` with a Connection over the protocol under test."""
+def one_socket_app(script: Callable[[Connection, CrispWebSocket, Any], Awaitable[None]]) -> Any:
+    """An ASGI app whose each WebSocket is accepted and runs ``script`` with a Connection over the protocol
+    under test, the protocol and the ASGI ``receive``."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -50,10 +50,20 @@ async def serving(script: Script, **config: Any) -> AsyncIterator[str]:
         await send({"type": "websocket.accept"})
         conn = Connection(send, 64, "test")
         conn.start()
-        await script(conn, send.__self__)
+        await script(conn, send.__self__, receive)
         await conn.finish()
 
-    async with uvicorn_serving(app, **config) as port:
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serving(script: Script, **config: Any) -> AsyncIterator[str]:
+    """A server whose one WebSocket runs ``script`` with a Connection over the protocol under test."""
+
+    async def run(conn: Connection, protocol: CrispWebSocket, _receive: Any) -> None:
+        await script(conn, protocol)
+
+    async with uvicorn_serving(one_socket_app(run), **config) as port:
         yield f"ws://127.0.0.1:{port}/"
 
 
@@ -163,18 +173,7 @@ async def reading(**config: Any) -> AsyncIterator[tuple[int, list[tuple[str, Any
     everything reached the app: ("direct", text) or ("receive", ASGI message)."""
     seen: list[tuple[str, Any]] = []
 
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-        await receive()  # websocket.connect
-        await send({"type": "websocket.accept"})
-        protocol: CrispWebSocket = send.__self__
-        conn = Connection(send, 64, "test")
-        conn.start()
-
+    async def echo(conn: Connection, protocol: CrispWebSocket, receive: Any) -> None:
         def read(text: str) -> None:
             seen.append(("direct", text))
             conn.send(text.encode())
@@ -187,9 +186,8 @@ async def reading(**config: Any) -> AsyncIterator[tuple[int, list[tuple[str, Any
                 break
             if message.get("text") is not None:
                 conn.send(message["text"].encode())
-        await conn.finish()
 
-    async with uvicorn_serving(app, **config) as port:
+    async with uvicorn_serving(one_socket_app(echo), **config) as port:
         yield port, seen
 
 
