@@ -2,8 +2,8 @@
 
 For each room count, each server in turn runs alone on core 0 (``taskset``) with a fresh database, and
 ``crisp-server loadtest`` drives it from core 1; the figures come from the load test's JSON line and the
-server's CPU time in ``/proc``. Prints one table: throughput, latency, CPU, views per server CPU-second
-and, per pair, that figure for Crisp as a share of the bare server's.
+server's CPU time in ``/proc``. Prints one table: throughput, latency, CPU (and the part of it in the kernel:
+``sys``), views per server CPU-second and, per pair, that figure for Crisp as a share of the bare server's.
 
     python bench/compare.py --rooms 500,1000,2000 --duration 30
 """
@@ -100,6 +100,11 @@ def load(port: int, pid: int, rooms: int, args: argparse.Namespace) -> dict[str,
     return figures
 
 
+def _share(seconds: float | None, figures: dict[str, Any]) -> float | None:
+    """``seconds`` of CPU as a percentage of the run's window (of one core)."""
+    return None if seconds is None else 100 * seconds / figures["window"]
+
+
 def _fmt(value: float | None, spec: str = ",.0f") -> str:
     return "-" if value is None else format(value, spec)
 
@@ -122,7 +127,7 @@ def main() -> int:
             rows.append((rooms, kind, figures))
             print(f"  {kind} with {rooms} rooms: done", file=sys.stderr, flush=True)
     head = (
-        f"{'rooms':>6} {'server':>6} {'actions/s':>9} {'views/s':>8} {'CPU %':>6} {'views/CPU-s':>11} "
+        f"{'rooms':>6} {'server':>6} {'actions/s':>9} {'views/s':>8} {'CPU %':>6} {'sys %':>5} {'views/CPU-s':>11} "
         f"{'p50 ms':>7} {'p99 ms':>7} {'KB/conn':>7} {'errors':>6}  share of bare"
     )
     print(head)
@@ -137,7 +142,8 @@ def main() -> int:
             share = f"{100 * f['views_per_cpu_s'] / bare[rooms]['views_per_cpu_s']:.0f}%"
         print(
             f"{rooms:>6} {kind:>6} {_fmt(f['actions_per_s']):>9} {_fmt(f['messages_per_s']):>8} "
-            f"{_fmt(100 * cpu / f['window'] if cpu else None):>6} {_fmt(f['views_per_cpu_s']):>11} "
+            f"{_fmt(100 * cpu / f['window'] if cpu else None):>6} {_fmt(_share(f.get('server_system_s'), f)):>5} "
+            f"{_fmt(f['views_per_cpu_s']):>11} "
             f"{_fmt(f['p50_ms'], '.1f'):>7} {_fmt(f['p99_ms'], '.1f'):>7} {_fmt(per_conn, '.1f'):>7} "
             f"{f['errors'] + f['disconnects'] + f['failed_rooms']:>6}  {share}"
         )

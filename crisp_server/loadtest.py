@@ -382,6 +382,9 @@ class Probe:
     def __init__(self, base: str, pid: int | None) -> None:
         self.base = base
         self.pid = pid
+        #: Of the CPU seconds the last sample read from ``/proc``, those spent in the kernel (system time);
+        #: ``None`` from ``/metrics``, which has only the total.
+        self.system_s: float | None = None
         self.http = httpx.AsyncClient(timeout=10) if pid is None else None
 
     async def sample(self) -> tuple[float | None, float | None]:
@@ -410,7 +413,7 @@ class Probe:
         try:
             with open(f"/proc/{pid}/status") as f:
                 rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
-            cpu = _cpu_ticks(pid)
+            user, system = _cpu_ticks(pid)
         except (OSError, StopIteration, IndexError, ValueError):
             return None, None
         try:
@@ -420,15 +423,18 @@ class Probe:
             children = []
         for child in children:
             with contextlib.suppress(OSError, IndexError, ValueError):
-                cpu += _cpu_ticks(child)
-        return cpu / os.sysconf("SC_CLK_TCK"), float(rss)
+                child_user, child_system = _cpu_ticks(child)
+                user, system = user + child_user, system + child_system
+        tick = os.sysconf("SC_CLK_TCK")
+        self.system_s = system / tick
+        return (user + system) / tick, float(rss)
 
 
-def _cpu_ticks(pid: int) -> int:
+def _cpu_ticks(pid: int) -> tuple[int, int]:
     """User and system CPU time of ``pid`` so far, in clock ticks."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    return int(fields[11]), int(fields[12])
 
 
 async def _connect(room: RoomBots, code: str | None) -> Bot:
@@ -526,6 +532,8 @@ class Result:
     failed_rooms: int
     games: int
     server_cpu_s: float | None
+    #: The part of ``server_cpu_s`` spent in the kernel (system calls: sockets, files), with ``--server-pid``.
+    server_system_s: float | None
     views_per_cpu_s: float | None
     rss_before: float | None
     rss_after: float | None
@@ -590,6 +598,7 @@ async def run(
     if lobby:
         await asyncio.sleep(2)  # let the server settle before it is measured
     cpu_0, _ = await probe.sample()
+    system_0 = probe.system_s
     opened, actions_0, messages_0 = time.perf_counter(), stats.actions, stats.messages
     if churn:
         stats.churning = True
@@ -604,6 +613,7 @@ async def run(
     stats.warm = False  # what is published while the bots hang up is not measured
     actions, messages = stats.actions - actions_0, stats.messages - messages_0
     cpu_1, rss_after = await probe.sample()
+    system_1 = probe.system_s
     stop.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
     await probe.close()
@@ -628,6 +638,7 @@ async def run(
         failed_rooms=len(failures),
         games=stats.games,
         server_cpu_s=cpu,
+        server_system_s=system_1 - system_0 if system_0 is not None and system_1 is not None else None,
         views_per_cpu_s=messages / cpu if cpu else None,
         rss_before=rss_before,
         rss_after=rss_after,
@@ -658,8 +669,11 @@ async def run(
         print(f"    {type(failure).__name__}: {failure}")
     if cpu is not None:
         per_cpu = f"{result.views_per_cpu_s:,.0f}" if result.views_per_cpu_s else "-"
+        kernel = result.server_system_s
+        system = "" if kernel is None else f", {100 * kernel / window:.0f}% in the kernel"
         print(
-            f"  server CPU: {cpu:.1f} s ({100 * cpu / window:.0f}% of one core); views per server CPU-second: {per_cpu}"
+            f"  server CPU: {cpu:.1f} s ({100 * cpu / window:.0f}% of one core{system}); views per server CPU-second: "
+            f"{per_cpu}"
         )
     if rss_before is not None and rss_after is not None:
         connections = (rooms + churn) * players

@@ -112,8 +112,9 @@ def test_the_bare_server_plays_the_same_bots(tmp_path: Path) -> None:
     result = figures(run)
     assert result["actions_per_s"] > 0
     assert result["errors"] == 0
-    # CPU and memory come from /proc for a server without /metrics.
+    # CPU (with its kernel part) and memory come from /proc for a server without /metrics.
     assert result["server_cpu_s"] is not None
+    assert 0 <= result["server_system_s"] <= result["server_cpu_s"]
     assert result["rss_after"] is not None
 
 
@@ -124,27 +125,42 @@ def test_the_load_test_refuses_another_machine() -> None:
 
 
 async def test_the_probe_counts_the_cpu_of_the_processes_the_server_started() -> None:
-    """The server's WAL checkpoint process works for it: its CPU time is part of the server's."""
+    """The server's WAL checkpoint process works for it: its CPU time is part of the server's. And the part
+    spent in the kernel is told apart: a busy loop in user space adds next to nothing to it."""
     probe = Probe("http://127.0.0.1:1", os.getpid())  # this test process stands in for the server
     before, _ = await probe.sample()
     burn = (
-        "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+        "import sys, time\nprint('started', flush=True)\nsys.stdin.readline()\n"
+        # (The clock is read once per 200,000 additions: reading a process's CPU clock is a system call.)
+        "t = time.process_time()\nwhile time.process_time() - t < 0.5: sum(range(200_000))\n"
         "print('burnt', flush=True)\ntime.sleep(30)"
     )
-    child = subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        # The child burns 0.5 s of CPU, however long a busy machine takes to give it that, then says so and
-        # sleeps while it is sampled; this process does nothing meanwhile.
+        # The child starts (its start-up costs system time too), then burns 0.5 s of CPU in user space, however
+        # long a busy machine takes to give it that, and says so; it sleeps while it is sampled.
+        assert child.stdin is not None
         assert child.stdout is not None
+        assert child.stdout.readline().strip() == "started"
+        started, _ = await probe.sample()
+        system_started = probe.system_s
+        child.stdin.write("go\n")
+        child.stdin.flush()
         assert child.stdout.readline().strip() == "burnt"
         after, rss = await probe.sample()
     finally:
         child.kill()
         child.wait()
     assert before is not None
+    assert started is not None
     assert after is not None
     assert rss is not None
     assert after - before >= 0.4
+    assert system_started is not None
+    assert probe.system_s is not None
+    burnt, in_kernel = after - started, probe.system_s - system_started
+    assert burnt >= 0.4
+    assert 0 <= in_kernel < 0.1, (burnt, in_kernel)
 
 
 MOVES = ("draw", "swap", "discard", "jack", "queen", "king", "crisp")
