@@ -7,7 +7,7 @@ import asyncio
 import logging
 import signal
 from types import FrameType
-from typing import Any
+from typing import Any, Final
 
 import uvicorn
 import uvloop
@@ -16,6 +16,9 @@ from crisp_server.logs import configure
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from crisp_server.web.wsprotocol import websocket_protocol
+
+#: How long a shutdown waits for the connections to end before it cuts them (uvicorn's graceful shutdown).
+SHUTDOWN_SECONDS: Final = 5
 
 log = logging.getLogger("crisp.server")
 
@@ -78,7 +81,7 @@ def serve(settings: Settings) -> int:
         forwarded_allow_ips=settings.forwarded_allow_ips,
         log_level=settings.log_level,
         log_config=log_config,
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
     server = _Server(config, app)
     # uvloop: the event loop is a large share of the cost of a busy room server (issue 7).

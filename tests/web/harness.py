@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from crisp_server.client import CrispClient
 from crisp_server.rooms.clock import ManualClock
+from crisp_server.serve import SHUTDOWN_SECONDS
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from crisp_server.web.wsprotocol import CrispWebSocket
@@ -72,8 +73,15 @@ class Harness:
 async def uvicorn_serving(app: Any, **config: Any) -> AsyncIterator[int]:
     """Serve ``app`` with uvicorn in this event loop on a free loopback port (yielded), with the WebSocket
     protocol the real server uses and no compression, as ``crisp_server.serve`` sets it up (so frames take
-    the direct path); ``config`` adds or overrides uvicorn options."""
-    options: dict[str, Any] = {"ws": CrispWebSocket, "ws_per_message_deflate": False, "log_level": "warning"}
+    the direct path), and its graceful shutdown's limit: without it, a connection that has not ended when the
+    test is over held the shutdown, and the test run, for ever (a CI run waited 15 minutes); ``config`` adds
+    or overrides uvicorn options."""
+    options: dict[str, Any] = {
+        "ws": CrispWebSocket,
+        "ws_per_message_deflate": False,
+        "log_level": "warning",
+        "timeout_graceful_shutdown": SHUTDOWN_SECONDS,
+    }
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, **{**options, **config}))
     task = asyncio.get_running_loop().create_task(server.serve())
     while not server.started:
