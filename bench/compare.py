@@ -142,7 +142,7 @@ def main() -> int:
             share = f"{100 * f['views_per_cpu_s'] / bare[rooms]['views_per_cpu_s']:.0f}%"
         print(
             f"{rooms:>6} {kind:>6} {_fmt(f['actions_per_s']):>9} {_fmt(f['messages_per_s']):>8} "
-            f"{_fmt(100 * cpu / f['window'] if cpu else None):>6} {_fmt(_share(f.get('server_system_s'), f)):>5} "
+            f"{_fmt(_share(cpu, f)):>6} {_fmt(_share(f.get('server_system_s'), f)):>5} "
             f"{_fmt(f['views_per_cpu_s']):>11} "
             f"{_fmt(f['p50_ms'], '.1f'):>7} {_fmt(f['p99_ms'], '.1f'):>7} {_fmt(per_conn, '.1f'):>7} "
             f"{f['errors'] + f['disconnects'] + f['failed_rooms']:>6}  {share}"
