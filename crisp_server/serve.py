@@ -12,6 +12,7 @@ from typing import Any, Final
 import uvicorn
 import uvloop
 
+from crisp_server import native
 from crisp_server.logs import configure
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
@@ -84,6 +85,7 @@ def serve(settings: Settings) -> int:
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
     server = _Server(config, app)
+    log.info("engine and rooms: %s", native.summary())
     # uvloop: the event loop is a large share of the cost of a busy room server (issue 7).
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(server.serve())

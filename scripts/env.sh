@@ -75,3 +75,29 @@ crisp_env() {
     printf '%s' "$want" >"$stamp"
   fi
 }
+
+# Whether this machine can compile the engine and rooms: a C compiler and the environment's Python headers.
+crisp_can_compile() {
+  command -v "${CC:-cc}" >/dev/null 2>&1 || { echo "no C compiler (${CC:-cc}; Debian: apt-get install gcc)"; return 1; }
+  "$PY" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    || { echo "no Python.h for $("$PY" --version) (Debian: apt-get install python3-dev)"; return 1; }
+}
+
+# Compile the engine and rooms with mypyc (scripts/build_native.py), unless they are built from the current
+# sources already. Needs an extra with mypy and setuptools installed (native or test).
+crisp_compile() {
+  local log
+  if CRISP_NATIVE=auto "$PY" -m crisp_server.native status >/dev/null 2>&1; then
+    echo "== the engine and rooms are compiled from the current sources"
+    return 0
+  fi
+  echo "== compiling the engine and rooms with mypyc (a minute or two)"
+  log=$(mktemp)
+  if ! CRISP_NATIVE=auto "$PY" "$crisp_root/scripts/build_native.py" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    crisp_fail "the mypyc build failed (above)"
+  fi
+  tail -n 1 "$log"
+  rm -f "$log"
+}

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from pydantic import ValidationError
 
+from crisp_server import native
 from crisp_server.client import CrispClient
 from crisp_server.schema import validate_outbound
 
@@ -20,6 +21,18 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if IN_CI else "dev")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked ``interpreted`` replaces a function or method of the engine or the rooms, which compiled
+    code does not see: in a compiled process it is deselected (not skipped: CI forbids skips), and
+    scripts/test runs it again in a pass with ``CRISP_NATIVE=off``."""
+    if native.mode() != "compiled":
+        return
+    kept = [item for item in items if item.get_closest_marker("interpreted") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any
 
 from .actions import Source
 from .cards import Slot
@@ -41,18 +41,20 @@ class _Public:
 
 @dataclass(frozen=True, slots=True)
 class RoundStarted(_Public):
-    kind: ClassVar[str] = "round_started"
     round: int
     dealer: int
     starter: int
     draw_pile: int
+
+    @property
+    def kind(self) -> str:
+        return "round_started"
 
 
 @dataclass(frozen=True, slots=True)
 class CardShown:
     """A card shown to ``seat`` alone: ``slot`` is where it lies (``None`` for a drawn card)."""
 
-    kind: ClassVar[str] = "card_shown"
     seat: int
     card: str
     slot: Slot | None
@@ -62,45 +64,61 @@ class CardShown:
     def to(self) -> int | None:
         return self.seat
 
+    @property
+    def kind(self) -> str:
+        return "card_shown"
+
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted(_Public):
     """``seat``'s turn begins; it may draw from ``may_draw_at`` on."""
 
-    kind: ClassVar[str] = "turn_started"
     seat: int
     at: int
     may_draw_at: int
     final_turn: bool
+
+    @property
+    def kind(self) -> str:
+        return "turn_started"
 
 
 @dataclass(frozen=True, slots=True)
 class MoveStarted(_Public):
     """A move's clock starts; ``deadline`` is ``None`` without a turn timer."""
 
-    kind: ClassVar[str] = "move_started"
     seat: int
     at: int
     deadline: int | None
     extra_moves: int
+
+    @property
+    def kind(self) -> str:
+        return "move_started"
 
 
 @dataclass(frozen=True, slots=True)
 class Drew(_Public):
     """``seat`` drew; ``card`` is set only for the public discard pile."""
 
-    kind: ClassVar[str] = "drew"
     seat: int
     source: Source
     card: str | None
+
+    @property
+    def kind(self) -> str:
+        return "drew"
 
 
 @dataclass(frozen=True, slots=True)
 class PileTurned(_Public):
     """The discard pile was turned over, unshuffled, to become the draw pile."""
 
-    kind: ClassVar[str] = "pile_turned"
     cards: int
+
+    @property
+    def kind(self) -> str:
+        return "pile_turned"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,45 +126,60 @@ class Swapped(_Public):
     """The drawn card went into ``slot``; ``discarded`` came out face up. ``card`` is the card put in
     when everyone saw it (taken from the discard pile), else ``None``."""
 
-    kind: ClassVar[str] = "swapped"
     seat: int
     slot: Slot
     discarded: str
     card: str | None
 
+    @property
+    def kind(self) -> str:
+        return "swapped"
+
 
 @dataclass(frozen=True, slots=True)
 class Discarded(_Public):
-    kind: ClassVar[str] = "discarded"
     seat: int
     card: str
+
+    @property
+    def kind(self) -> str:
+        return "discarded"
 
 
 @dataclass(frozen=True, slots=True)
 class JackUsed(_Public):
-    kind: ClassVar[str] = "jack_used"
     seat: int
     card: str
+
+    @property
+    def kind(self) -> str:
+        return "jack_used"
 
 
 @dataclass(frozen=True, slots=True)
 class QueenUsed(_Public):
-    kind: ClassVar[str] = "queen_used"
     seat: int
     card: str
     slot: Slot
     target: int
     target_slot: Slot
 
+    @property
+    def kind(self) -> str:
+        return "queen_used"
+
 
 @dataclass(frozen=True, slots=True)
 class KingUsed(_Public):
     """``extra_moves`` is how many extra moves are left after this one."""
 
-    kind: ClassVar[str] = "king_used"
     seat: int
     card: str
     extra_moves: int
+
+    @property
+    def kind(self) -> str:
+        return "king_used"
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,43 +187,54 @@ class TimedOut(_Public):
     """``seat``'s move ran out of time at ``at``; ``discarded`` went face up unused (drawn for the player
     first if ``drew_for_player``)."""
 
-    kind: ClassVar[str] = "timed_out"
     seat: int
     at: int
     discarded: str
     drew_for_player: bool
+
+    @property
+    def kind(self) -> str:
+        return "timed_out"
 
 
 @dataclass(frozen=True, slots=True)
 class WindowOpened(_Public):
     """``seat`` may call Crisp until ``closes_at`` (exclusive)."""
 
-    kind: ClassVar[str] = "window_opened"
     seat: int
     at: int
     closes_at: int
 
+    @property
+    def kind(self) -> str:
+        return "window_opened"
+
 
 @dataclass(frozen=True, slots=True)
 class WindowClosed(_Public):
-    kind: ClassVar[str] = "window_closed"
     seat: int
     at: int
+
+    @property
+    def kind(self) -> str:
+        return "window_closed"
 
 
 @dataclass(frozen=True, slots=True)
 class CrispCalled(_Public):
     """``seat`` called Crisp; ``final_turns`` other turns follow (the one under way included)."""
 
-    kind: ClassVar[str] = "crisp_called"
     seat: int
     at: int
     final_turns: int
 
+    @property
+    def kind(self) -> str:
+        return "crisp_called"
+
 
 @dataclass(frozen=True, slots=True)
 class RoundEnded(_Public):
-    kind: ClassVar[str] = "round_ended"
     round: int
     at: int
     caller: int | None
@@ -199,12 +243,19 @@ class RoundEnded(_Public):
     points: tuple[int, ...]
     totals: tuple[int, ...]
 
+    @property
+    def kind(self) -> str:
+        return "round_ended"
+
 
 @dataclass(frozen=True, slots=True)
 class GameEnded(_Public):
-    kind: ClassVar[str] = "game_ended"
     totals: tuple[int, ...]
     winners: tuple[int, ...]
+
+    @property
+    def kind(self) -> str:
+        return "game_ended"
 
 
 Event = (
@@ -241,7 +292,7 @@ def _plain(value: Any) -> Any:
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The event as plain JSON-ready data, with its ``type``."""
     out: dict[str, Any] = {"type": event.kind}
-    for name in event.__slots__:  # dataclass(slots=True) lists exactly the fields
+    for name in event.__match_args__:  # a dataclass lists exactly its fields there, compiled or not
         value = getattr(event, name)
         kind = type(value)
         # Most fields are plain already (seats, instants, cards): only enums and tuples need ``_plain``.

@@ -98,35 +98,39 @@ class Reveal:
     why: Why
 
 
+_ROUND_STATE: Final = (
+    "index",
+    "dealer",
+    "starter",
+    "deck",
+    "hands",
+    "draw_pile",
+    "discard",
+    "now",
+    "turn",
+    "drawn",
+    "drawn_from",
+    "extra_moves",
+    "move_start",
+    "move_started",
+    "window_seat",
+    "window_closes",
+    "caller",
+    "final_turns_left",
+    "ended",
+    "end_at",
+    "sums",
+    "points",
+    "reveals",
+    "timeouts",
+)
+"""Every field of a :class:`Round`, in order (a compiled class lists no ``__slots__`` to read back)."""
+
+
 class Round:
     """One deal and its play. Read it freely; only :class:`Game` changes it."""
 
-    __slots__ = (
-        "index",
-        "dealer",
-        "starter",
-        "deck",
-        "hands",
-        "draw_pile",
-        "discard",
-        "now",
-        "turn",
-        "drawn",
-        "drawn_from",
-        "extra_moves",
-        "move_start",
-        "move_started",
-        "window_seat",
-        "window_closes",
-        "caller",
-        "final_turns_left",
-        "ended",
-        "end_at",
-        "sums",
-        "points",
-        "reveals",
-        "timeouts",
-    )
+    __slots__ = _ROUND_STATE
 
     def __init__(self, index: int, n: int, dealer: int, deck: Sequence[str]) -> None:
         self.index = index
@@ -172,7 +176,7 @@ class Round:
         """Every field as a comparable value (tests use it to see that nothing changed)."""
         return tuple(
             tuple(map(tuple, v)) if name in ("hands", "reveals") else tuple(v) if isinstance(v, list) else v
-            for name in self.__slots__
+            for name in _ROUND_STATE
             for v in (getattr(self, name),)
         )
 

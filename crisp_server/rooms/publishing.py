@@ -14,6 +14,7 @@ from crisp_server.engine import Event, event_to_dict, visible_to
 from crisp_server.engine.views import choices, drawn_card, table_view
 from crisp_server.store.operations import ReserveVersion
 
+from . import taps
 from .actor import RoomActor
 from .driver import SeatDriver
 from .phase import Phase
@@ -239,3 +240,6 @@ class Publishing(RoomActor):
             if seat is not None and seat.memory is not None:  # a practice game: hints know what was shown
                 seat.memory.observe(orjson.loads(data))
             outbox.append((conn, data))  # (``_send``)
+        if taps.PUBLISHED:
+            for tap in taps.PUBLISHED:
+                tap(self)

@@ -4,7 +4,6 @@ no player is connected. A round's engine clock is milliseconds since play starte
 from __future__ import annotations
 
 import logging
-import secrets
 from typing import Any
 
 from crisp_server import protocol as p
@@ -21,12 +20,12 @@ from crisp_server.engine import (
 from crisp_server.engine import Code as RuleCode
 from crisp_server.store.operations import AddResume, AppendAction, FinishGame, SetClock, StartGame, StartRound
 
+from . import luck
 from .driver import SeatDriver
 from .messages import RoomError
 from .phase import GAME_PHASES, Fairness, Phase
 from .publishing import Publishing
 from .seats import Seat
-from .tokens import shuffle
 
 log = logging.getLogger("crisp.room")
 
@@ -150,10 +149,10 @@ class TableFlow(Publishing):
 
     def _start_game(self) -> None:
         names = [s.name for s in self.seats]
-        first_dealer = secrets.randbelow(len(names))
+        first_dealer = luck.LUCK.randbelow(len(names))
         self.game = Game(names, self.options, first_dealer)
         self.record = Record(self.options, tuple(names), first_dealer, [])
-        self.game_id = secrets.token_hex(8)
+        self.game_id = luck.LUCK.token_hex(8)
         self.fair = []
         self._save(
             StartGame(
@@ -186,8 +185,8 @@ class TableFlow(Publishing):
         assert self.game is not None
         assert self.record is not None
         deck = list(FULL_DECK)
-        shuffle(deck)
-        fair = Fairness(secrets.token_hex(16), tuple(deck))
+        luck.LUCK.shuffle(deck)
+        fair = Fairness(luck.LUCK.token_hex(16), tuple(deck))
         self.fair.append(fair)
         self.record.rounds.append(RecordRound(fair.deck))
         events = self.game.start_round(deck)

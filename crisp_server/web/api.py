@@ -26,6 +26,9 @@ class Health(_Body):
     status: Literal["ok", "unavailable"] = Field(description="`ok` (200), or `unavailable` (503)")
     version: str
     rooms: int = Field(ge=0, description="rooms in memory (lobbies and games)")
+    engine: Literal["compiled", "interpreted"] = Field(
+        description="whether the rules engine and the rooms run compiled with mypyc (`CRISP_NATIVE`) or interpreted"
+    )
     node: str | None = Field(default=None, description="in a cluster (`CRISP_CLUSTER`): this node's name")
     reason: str | None = Field(
         default=None, description="with `unavailable`: why (the database cannot be written, and how many rooms wait)"

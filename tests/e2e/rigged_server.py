@@ -12,23 +12,30 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from a checkout
 
-import crisp_server.rooms.table as room_module
 from crisp_server.__main__ import main
+from crisp_server.rooms import luck
 
 DECKS: list[list[str]] = json.loads(os.environ["CRISP_TEST_DECKS"])
 
 
-def _rigged_shuffle(items: list[Any]) -> None:
-    items[:] = DECKS.pop(0) if DECKS else items
+class RiggedLuck:
+    """The decks of ``CRISP_TEST_DECKS`` in turn (then the last deck as it was), and seat 0 deals first."""
+
+    def shuffle(self, items: list[Any]) -> None:
+        items[:] = DECKS.pop(0) if DECKS else items
+
+    def randbelow(self, n: int) -> int:
+        return 0
+
+    def token_hex(self, nbytes: int) -> str:
+        return secrets.token_hex(nbytes)
 
 
-room_module.shuffle = _rigged_shuffle  # type: ignore[attr-defined]
-room_module.secrets = SimpleNamespace(randbelow=lambda n: 0, token_hex=secrets.token_hex)  # type: ignore[attr-defined,assignment]
+luck.LUCK = RiggedLuck()
 
 if __name__ == "__main__":
     sys.exit(main(["serve"]))

@@ -64,6 +64,7 @@ async def test_a_running_games_record_is_not_served(tmp_path: Path) -> None:
         assert_documented(server.app, "/api/games/{game_id}/record", response, game_id=room.game_id)
 
 
+@pytest.mark.interpreted  # a smaller VERSION_BLOCK: compiled rooms read their own constant
 @pytest.mark.parametrize("block", [room_module.VERSION_BLOCK, 3])
 async def test_the_room_version_never_goes_back_across_restarts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int

@@ -24,7 +24,7 @@ import pytest
 
 from crisp_server.client import CrispClient
 from crisp_server.engine import FULL_DECK
-from crisp_server.rooms import table as room_module
+from crisp_server.rooms import luck
 from tests.web.harness import Harness
 
 SLOTS: Final = ("left", "middle", "right")
@@ -120,8 +120,7 @@ def rig(
 ) -> StackedSecrets:
     """Deal ``decks`` (then seeded shuffles) in every room this test creates."""
     fake = StackedSecrets(first_dealer, decks, seed)
-    monkeypatch.setattr(room_module, "secrets", fake)
-    monkeypatch.setattr(room_module, "shuffle", fake.shuffle)
+    monkeypatch.setattr(luck, "LUCK", fake)
     return fake
 
 

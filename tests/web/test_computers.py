@@ -169,6 +169,7 @@ async def test_a_lobby_left_to_computer_players_closes(server: Harness) -> None:
 # -- practice --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.interpreted  # it replaces BotDriver.send, a method of a compiled class
 async def test_a_practice_game_with_hints_to_the_end_and_a_rematch(
     server: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,9 +49,11 @@ def event_models() -> dict[str, type[BaseModel]]:
 def test_every_engine_event_has_a_model_with_its_fields() -> None:
     models = event_models()
     for kind in typing.get_args(engine_events.Event):
-        model = models[kind.kind]
+        # ``kind`` is a property of the instances (a compiled class has no class-level value to read).
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", kind.__name__).lower()
+        model = models[name]
         fields = {f.name for f in dataclasses.fields(kind)}
-        assert set(model.model_fields) == {"type", *fields}, kind.kind
+        assert set(model.model_fields) == {"type", *fields}, name
 
 
 def test_every_error_code_is_in_the_schema() -> None:

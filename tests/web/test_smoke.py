@@ -6,6 +6,7 @@ import re
 
 import httpx
 
+from crisp_server import native
 from tests.web.harness import Harness
 
 
@@ -14,6 +15,7 @@ async def test_health(server: Harness) -> None:
         response = await http.get(server.http + "/healthz")
     assert response.status_code == 200
     assert response.json()["status"] == "ok"
+    assert response.json()["engine"] == native.mode()
 
 
 async def test_two_players_reach_the_first_move(server: Harness) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from crisp_server import __version__
+from crisp_server import __version__, native
 from crisp_server.web import api
 from crisp_server.web.services import ServicesDep
 
@@ -33,7 +33,12 @@ async def healthz(services: ServicesDep) -> JSONResponse:
     """200 ``ok`` once started; 503 ``unavailable`` with the reason while the database cannot be written or,
     in a cluster, while the node drains (a load balancer then sends it no new sockets)."""
     registry = services.registry
-    body: dict[str, Any] = {"status": "ok", "version": __version__, "rooms": len(registry.rooms)}
+    body: dict[str, Any] = {
+        "status": "ok",
+        "version": __version__,
+        "rooms": len(registry.rooms),
+        "engine": native.mode(),
+    }
     if registry.cluster is not None:
         body["node"] = registry.cluster.node
     problem = registry.problem()
