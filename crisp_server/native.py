@@ -193,8 +193,8 @@ class _Interpreted:
         return None if source is None else importlib.util.spec_from_file_location(name, source)
 
 
-_chosen: list[str] = []
-"""The choice :func:`install` made for this process (empty before)."""
+_chosen: list[tuple[str, str]] = []
+"""The choice :func:`install` made for this process and its one-line reason (empty before)."""
 
 
 def install() -> str:
@@ -204,7 +204,7 @@ def install() -> str:
     first choice. ``"compiled"`` or ``"interpreted"``.
     """
     if _chosen:
-        return _chosen[0]
+        return _chosen[0][0]
     wanted = os.environ.get("CRISP_NATIVE", "auto").strip().lower() or "auto"
     if wanted not in ("auto", "off", "require"):
         raise NativeUnavailable(f"CRISP_NATIVE must be auto, off or require, not {wanted!r}")
@@ -215,10 +215,10 @@ def install() -> str:
         if found.stale and wanted == "auto":
             warnings.warn(f"crisp_server runs interpreted: {found.describe()}", RuntimeWarning, stacklevel=2)
         sys.meta_path.insert(0, _Interpreted(_package_dir()))
-        _chosen.append("interpreted")
+        _chosen.append(("interpreted", "interpreted (CRISP_NATIVE=off)" if wanted == "off" else found.describe()))
     else:
-        _chosen.append("compiled")
-    return _chosen[0]
+        _chosen.append(("compiled", "compiled with mypyc"))
+    return _chosen[0][0]
 
 
 def mode() -> str:
@@ -228,11 +228,8 @@ def mode() -> str:
 
 def summary() -> str:
     """One line for the log: what runs, and why when it is interpreted."""
-    if mode() == "compiled":
-        return "compiled with mypyc"
-    if os.environ.get("CRISP_NATIVE", "").strip().lower() == "off":
-        return "interpreted (CRISP_NATIVE=off)"
-    return status().describe()
+    install()
+    return _chosen[0][1]
 
 
 def loaded_natively(module: ModuleType) -> bool:

@@ -25,8 +25,8 @@ settings.load_profile("ci" if IN_CI else "dev")
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test marked ``interpreted`` replaces a function or method of the engine or the rooms, which compiled
-    code does not see: in a compiled process it is deselected (not skipped: CI forbids skips), and
-    scripts/test runs it again in a pass with ``CRISP_NATIVE=off``."""
+    code does not see: in a compiled process it is deselected (not skipped: CI forbids skips); it runs
+    where the engine and rooms are interpreted (``CRISP_NATIVE=off``, or no build)."""
     if native.mode() != "compiled":
         return
     kept = [item for item in items if item.get_closest_marker("interpreted") is None]

@@ -240,6 +240,5 @@ class Publishing(RoomActor):
             if seat is not None and seat.memory is not None:  # a practice game: hints know what was shown
                 seat.memory.observe(orjson.loads(data))
             outbox.append((conn, data))  # (``_send``)
-        if taps.PUBLISHED:
-            for tap in taps.PUBLISHED:
-                tap(self)
+        for tap in taps.PUBLISHED:
+            tap(self)
