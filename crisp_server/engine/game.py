@@ -98,7 +98,7 @@ class Reveal:
     why: Why
 
 
-_ROUND_STATE: Final = (
+ROUND_STATE: Final = (
     "index",
     "dealer",
     "starter",
@@ -130,7 +130,7 @@ _ROUND_STATE: Final = (
 class Round:
     """One deal and its play. Read it freely; only :class:`Game` changes it."""
 
-    __slots__ = _ROUND_STATE
+    __slots__ = ROUND_STATE
 
     def __init__(self, index: int, n: int, dealer: int, deck: Sequence[str]) -> None:
         self.index = index
@@ -176,7 +176,7 @@ class Round:
         """Every field as a comparable value (tests use it to see that nothing changed)."""
         return tuple(
             tuple(map(tuple, v)) if name in ("hands", "reveals") else tuple(v) if isinstance(v, list) else v
-            for name in _ROUND_STATE
+            for name in ROUND_STATE
             for v in (getattr(self, name),)
         )
 

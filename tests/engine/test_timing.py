@@ -33,6 +33,7 @@ from crisp_server.engine import (
     UseKing,
     event_to_dict,
 )
+from crisp_server.engine.game import ROUND_STATE
 from tests.engine.helpers import PLAYERS, deck_with, new_game, run
 
 NAMES = ("Ana", "Ben", "Cem", "Dana", "Eli", "Fay", "Gus", "Hal")
@@ -607,7 +608,7 @@ def test_a_time_out_on_an_empty_draw_pile_turns_the_discard_pile_over_unshuffled
 
 
 def _all_but_the_clock(r: Round) -> tuple[object, ...]:
-    clock = Round.__slots__.index("now")
+    clock = ROUND_STATE.index("now")
     return tuple(v for i, v in enumerate(r.snapshot()) if i != clock)
 
 

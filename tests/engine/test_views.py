@@ -285,6 +285,7 @@ def _accepted_choices(game: Game, seat: int) -> set[str]:
     return accepted
 
 
+@pytest.mark.interpreted  # copies the game with copy.deepcopy, which compiled classes do not support
 @pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 2), (5, 3)])
 def test_can_is_exactly_what_apply_accepts(players: int, seed: int) -> None:
     checked = 0

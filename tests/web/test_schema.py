@@ -120,6 +120,7 @@ async def test_a_real_update_validates_and_each_wrong_one_is_rejected(server: Ha
     assert accepted == []
 
 
+@pytest.mark.interpreted  # replaces Room._welcome
 async def test_the_tests_see_a_frame_the_schema_does_not_allow(
     server: Harness, monkeypatch: pytest.MonkeyPatch, schema_violations: list[str]
 ) -> None:
