@@ -17,7 +17,7 @@ from .actions import (
     UseQueen,
 )
 from .cards import FULL_DECK, Slot, card_name, hand_sum, value
-from .events import Event, Why, event_to_dict, visible_to
+from .events import Event, Why, event_to_dict, redone_by_resume, visible_to
 from .game import CRISP_WINDOW_MS, DRAW_BLOCK_MS, MAX_PLAYERS, MIN_PLAYERS, Game, Options, Reveal, Round
 from .record import (
     FORMAT,
@@ -75,6 +75,7 @@ __all__ = [
     "message",
     "parse_record",
     "record_to_dict",
+    "redone_by_resume",
     "replay",
     "replay_game",
     "value",

@@ -300,6 +300,13 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return out
 
 
+def redone_by_resume(events: list[Event]) -> bool:
+    """Whether a resume (``Game.resume``) would bring about every one of ``events`` again: a crisp window
+    closing and a move's clock starting are all it does. Such events need no record of their instant: if
+    play is interrupted before the next action, the resume closes the window and starts the move anyway."""
+    return all(isinstance(event, WindowClosed | MoveStarted) for event in events)
+
+
 def visible_to(event: Event, seat: int | None) -> bool:
     """Whether ``seat`` (``None``: a spectator) may see ``event``."""
     to = event.to

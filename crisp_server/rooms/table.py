@@ -16,6 +16,7 @@ from crisp_server.engine import (
     Resume,
     Timed,
     TimeOut,
+    redone_by_resume,
 )
 from crisp_server.engine import Code as RuleCode
 from crisp_server.store.operations import AddResume, AppendAction, FinishGame, SetClock, StartGame, StartRound
@@ -94,8 +95,9 @@ class TableFlow(Publishing):
             events.extend(game.apply(action))
             events.extend(game.advance(now))
             due = self._auto_timeout_at()
-        if events and game.round is not None and self.game_id is not None:
-            # Timers changed the game: keep the instant, so that a replay reproduces it.
+        if events and game.round is not None and self.game_id is not None and not redone_by_resume(events):
+            # Timers changed the game: keep the instant, so that a replay reproduces it. (A crisp window that
+            # closed and a move that started need not be kept: a resume after an interruption does both.)
             self._save(SetClock(self.game_id, game.round.index, game.round.now, ended=game.round.ended))
         return events
 

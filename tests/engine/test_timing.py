@@ -32,6 +32,7 @@ from crisp_server.engine import (
     TimeOut,
     UseKing,
     event_to_dict,
+    redone_by_resume,
 )
 from crisp_server.engine.game import ROUND_STATE
 from tests.engine.helpers import PLAYERS, deck_with, new_game, run
@@ -664,3 +665,19 @@ def test_next_deadline(setup: Setup, expected: int | None) -> None:
     assert _all_but_the_clock(r) == before
     assert game.advance(expected) != []
     assert _all_but_the_clock(r) != before
+
+
+def test_only_a_window_closing_and_a_move_starting_are_redone_by_a_resume() -> None:
+    """What the timers bring about that ``Game.resume`` does again: the rooms need not write its instant."""
+    game = seat1_turn_ended(turn_seconds=TEN_S)
+    assert redone_by_resume([])
+    started = game.advance(T + 2000)
+    assert kinds(started) == ["move_started"]
+    assert redone_by_resume(started)
+    closed = game.advance(T + 3000)
+    assert kinds(closed) == ["window_closed"]
+    assert redone_by_resume(closed)
+    assert not redone_by_resume(game.apply(Draw(2)))
+    timed_out = game.advance(T + 2000 + LIMIT)
+    assert "timed_out" in kinds(timed_out)
+    assert not redone_by_resume(timed_out)
