@@ -16,6 +16,7 @@ import contextlib
 import logging
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,9 @@ class Timing:
     ops: int = 0
 
 
+#: The most submissions one group commit takes.
+BATCH: Final = 1000
+
 #: The page cache of the store's writing connection on SQLite, in KiB.
 WRITER_CACHE_KIB: Final = 16 * 1024
 
@@ -136,7 +140,9 @@ class Store(Checkpoints, Reads):
             event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
             self._sync_engine = create_engine(parsed.set(drivername="sqlite"), **kwargs)
             event.listen(self._sync_engine, "connect", sqlite_pragmas)
-        self._queue: asyncio.Queue[_Submission] = asyncio.Queue()
+        # What the rooms submitted and the writer has not taken yet, and the writer's wait for more.
+        self._pending: deque[_Submission] = deque()
+        self._wakeup: asyncio.Future[None] | None = None
         # Held by every write transaction. SQLite's group commits run on the event loop: one that met the
         # write lock of a transaction going on through aiosqlite (the retention purge) would wait with
         # the loop stopped, and that transaction could never finish.
@@ -178,7 +184,7 @@ class Store(Checkpoints, Reads):
     async def close(self) -> None:
         if self._writer is not None:
             # Let what is queued be written first.
-            while not self._queue.empty():
+            while self._pending:
                 await asyncio.sleep(0.01)
             self._writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -215,7 +221,10 @@ class Store(Checkpoints, Reads):
         one whose ``skip()`` is true by then is dropped (its room stopped after a failed commit). With a
         ``fence`` (a cluster's room lease), the ops are written only if this node still holds that lease;
         else ``done`` gets ``Fenced`` and nothing of them is written."""
-        self._queue.put_nowait(_Submission(ops, done, skip, fence))
+        self._pending.append(_Submission(ops, done, skip, fence))
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
 
     async def commit(self, ops: Sequence[Op]) -> None:
         """Write ``ops`` durably, in order (grouped with other rooms' writes); raise if that failed."""
@@ -231,20 +240,28 @@ class Store(Checkpoints, Reads):
         await future
 
     async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        pending = self._pending
         while True:
-            batch = [await self._queue.get()]
+            if not pending:
+                self._wakeup = loop.create_future()
+                await self._wakeup
+                self._wakeup = None
             # Let the loop run what is ready once more: the rooms handling messages that arrived with this
             # one submit too, and are written in the same commit (a commit costs more than its rows).
             await asyncio.sleep(0)
-            while not self._queue.empty() and len(batch) < 1000:
-                batch.append(self._queue.get_nowait())
-            batch = [item for item in batch if not _skipped(item)]
+            taken = [pending.popleft() for _ in range(min(len(pending), BATCH))]
+            batch = [item for item in taken if not _skipped(item)]
             ops = [op for item in batch for op in item.ops]
             start = time.perf_counter()
             refused: list[_Submission] = []
             try:
                 if ops:
-                    refused = await self._commit_batch(batch, self._written)
+                    if self._sync_now(batch, ops):
+                        # SQLite with nothing in the way: written here, without a coroutine per step.
+                        self._write_fast(ops, self._written)
+                    else:
+                        refused = await self._commit_batch(batch, self._written)
             except Exception as exc:
                 self._written.clear()  # what it believed written may have been rolled back
                 self._failed(exc)
@@ -272,9 +289,13 @@ class Store(Checkpoints, Reads):
                 for callback in self.on_commit:
                     callback(seconds, len(ops))
                 self._answered()
-            out = {id(item) for item in refused}
-            for item in batch:
-                _tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
+            if refused:
+                out = {id(item) for item in refused}
+                for item in batch:
+                    _tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
+            else:
+                for item in batch:
+                    _tell(item, None)
 
     def _failed(self, exc: BaseException) -> None:
         """A commit failed: the store is in an outage until one succeeds (``outage`` says since when and why)."""
@@ -342,16 +363,32 @@ class Store(Checkpoints, Reads):
         async with self._writing:
             await self._write(ops, written)
 
-    async def _write(self, ops: Sequence[Op], written: Written) -> None:
+    def _fast_for(self, ops: Sequence[Op]) -> bool:
+        """Whether ``ops`` go through SQLite's fast path: on SQLite, unless a resume (which reads its round)."""
+        return self._fast is not None and not any(isinstance(op, AddResume) for op in ops)
+
+    def _sync_now(self, batch: Sequence[_Submission], ops: Sequence[Op]) -> bool:
+        """Whether ``ops`` can be written at once, synchronously: the fast path, with no transaction going on
+        (a checkpoint's second pass, a purge) and no lease to check."""
+        if self._writing.locked() or (self.leases is not None and any(item.fence is not None for item in batch)):
+            return False
+        return self._fast_for(ops)
+
+    def _write_fast(self, ops: Sequence[Op], written: Written) -> None:
+        """Write ``ops`` in one transaction on SQLite's fast path (the caller checked that it may)."""
         fast = self._fast
-        if fast is not None and not any(isinstance(op, AddResume) for op in ops):  # a resume reads its round
-            try:
-                _apply_all(fast, ops, written)
-                fast.dbapi.commit()
-                self._since_checkpoint += 1
-            except BaseException:
-                fast.dbapi.rollback()
-                raise
+        assert fast is not None
+        try:
+            _apply_all(fast, ops, written)
+            fast.dbapi.commit()
+            self._since_checkpoint += 1
+        except BaseException:
+            fast.dbapi.rollback()
+            raise
+
+    async def _write(self, ops: Sequence[Op], written: Written) -> None:
+        if self._fast_for(ops):
+            self._write_fast(ops, written)
         elif self._sync_engine is not None:
             with self._sync_engine.begin() as conn:
                 _apply_all(_Core(conn), ops, written)

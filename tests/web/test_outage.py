@@ -34,13 +34,23 @@ class Breakable:
         self.store = store
         self.broken = False
         self.tries: list[float] = []  # monotonic instants of the writes tried while broken
+        # A commit on SQLite's fast path (at once, or after waiting its turn), or another through SQLAlchemy.
+        self._write_fast = store._write_fast
         self._write = store._write
+        store._write_fast = self.write_fast  # type: ignore[method-assign]
         store._write = self.write  # type: ignore[method-assign]
 
-    async def write(self, ops: Sequence[Op], written: Written) -> None:
+    def _try(self) -> None:
         if self.broken:
             self.tries.append(time.monotonic())
             raise sqlite3.OperationalError("database or disk is full")
+
+    def write_fast(self, ops: Sequence[Op], written: Written) -> None:
+        self._try()
+        self._write_fast(ops, written)
+
+    async def write(self, ops: Sequence[Op], written: Written) -> None:
+        self._try()
         await self._write(ops, written)
 
 
