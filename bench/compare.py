@@ -6,6 +6,10 @@ server's CPU time in ``/proc``. Prints one table: throughput, latency, CPU (and 
 ``sys``), views per server CPU-second and, per pair, that figure for Crisp as a share of the bare server's.
 
     python bench/compare.py --rooms 500,1000,2000 --duration 30
+
+This machine is shared: the same server's CPU per view moves by 10 to 20% from one run to the next. With
+``--together`` both servers run at the same time on core 0, each with its own load test on core 1, so that the
+share of bare is measured under the same conditions for both (issue 19).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("crisp", "bare")
 FILES = 20000  # this machine's limit of open files per process; 2,000 rooms of 4 need 8,000 sockets
 
 
@@ -85,19 +90,43 @@ def server(kind: str, core: str) -> Iterator[tuple[int, int]]:
                 proc.wait()
 
 
-def load(port: int, pid: int, rooms: int, args: argparse.Namespace) -> dict[str, Any]:
+def start_load(port: int, pid: int, rooms: int, args: argparse.Namespace) -> subprocess.Popen[str]:
+    """The load test against one server, started (it inherits ``_more_files()``)."""
     command = [
         *("taskset", "-c", args.load_core, sys.executable, "-m", "crisp_server", "loadtest"),
         *("--url", f"http://127.0.0.1:{port}", "--rooms", str(rooms), "--players", str(args.players)),
         *("--pace", str(args.pace), "--duration", str(args.duration), "--server-pid", str(pid), "--json"),
     ]
-    run = subprocess.run(command, capture_output=True, text=True, check=False)  # inherits _more_files()
-    lines = run.stdout.strip().splitlines()
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def figures_of(run: subprocess.Popen[str]) -> dict[str, Any]:
+    """Wait for a load test; its figures (the JSON line it prints last)."""
+    stdout, stderr = run.communicate()
+    lines = stdout.strip().splitlines()
     if not lines or not lines[-1].startswith("{"):
-        raise RuntimeError(f"the load test printed no figures:\n{run.stdout}\n{run.stderr}")
+        raise RuntimeError(f"the load test printed no figures:\n{stdout}\n{stderr}")
     figures: dict[str, Any] = json.loads(lines[-1])
     figures["ok"] = run.returncode == 0
     return figures
+
+
+def measure(rooms: int, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Each server's figures under ``rooms`` rooms: one after the other, or ``--together``: both servers at once
+    on the server core and both loads at once on the load core, so that whatever else the machine does
+    meanwhile (a neighbour, the CPU's clock) weighs on both alike. The servers then share their core: their CPU
+    figures are what each used, and their latencies include waiting for the other."""
+    if not args.together:
+        out = {}
+        for kind in KINDS:
+            with server(kind, args.server_core) as (port, pid):
+                out[kind] = figures_of(start_load(port, pid, rooms, args))
+        return out
+    with server("crisp", args.server_core) as crisp, server("bare", args.server_core) as bare:
+        runs = {
+            kind: start_load(port, pid, rooms, args) for kind, (port, pid) in zip(KINDS, (crisp, bare), strict=True)
+        }
+        return {kind: figures_of(run) for kind, run in runs.items()}
 
 
 def _share(seconds: float | None, figures: dict[str, Any]) -> float | None:
@@ -117,15 +146,16 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--server-core", default="0")
     parser.add_argument("--load-core", default="1")
+    parser.add_argument(
+        "--together", action="store_true", help="run both servers at once on the server core (an A/B under one noise)"
+    )
     args = parser.parse_args()
     _more_files()
     rows: list[tuple[int, str, dict[str, Any]]] = []
     for rooms in (int(r) for r in args.rooms.split(",")):
-        for kind in ("crisp", "bare"):
-            with server(kind, args.server_core) as (port, pid):
-                figures = load(port, pid, rooms, args)
+        for kind, figures in measure(rooms, args).items():
             rows.append((rooms, kind, figures))
-            print(f"  {kind} with {rooms} rooms: done", file=sys.stderr, flush=True)
+        print(f"  {rooms} rooms: done", file=sys.stderr, flush=True)
     head = (
         f"{'rooms':>6} {'server':>6} {'actions/s':>9} {'views/s':>8} {'CPU %':>6} {'sys %':>5} {'views/CPU-s':>11} "
         f"{'p50 ms':>7} {'p99 ms':>7} {'KB/conn':>7} {'errors':>6}  share of bare"
