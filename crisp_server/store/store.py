@@ -289,13 +289,9 @@ class Store(Checkpoints, Reads):
                 for callback in self.on_commit:
                     callback(seconds, len(ops))
                 self._answered()
-            if refused:
-                out = {id(item) for item in refused}
-                for item in batch:
-                    _tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
-            else:
-                for item in batch:
-                    _tell(item, None)
+            out = {id(item) for item in refused}
+            for item in batch:
+                _tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
 
     def _failed(self, exc: BaseException) -> None:
         """A commit failed: the store is in an outage until one succeeds (``outage`` says since when and why)."""
