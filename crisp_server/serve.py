@@ -16,7 +16,7 @@ from crisp_server import native
 from crisp_server.logs import configure
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
-from crisp_server.web.wsprotocol import websocket_protocol
+from crisp_server.web.wsprotocol import CrispHttp, websocket_protocol
 
 #: How long a shutdown waits for the connections to end before it cuts them (uvicorn's graceful shutdown).
 SHUTDOWN_SECONDS: Final = 5
@@ -72,7 +72,7 @@ def serve(settings: Settings) -> int:
         host=settings.host,
         port=settings.port,
         workers=1,
-        http="httptools",
+        http=CrispHttp,
         ws=websocket_protocol(settings.close_timeout_seconds),
         ws_ping_interval=settings.ping_seconds,
         ws_ping_timeout=settings.ping_timeout_seconds,

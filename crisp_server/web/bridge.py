@@ -75,7 +75,6 @@ class Bridge:
         await send({"type": "websocket.accept"})
         metrics = services.metrics
         conn = Connection(send, services.settings.send_queue, client_address(websocket), metrics.sent)
-        conn.start()
         metrics.connections.inc()
         try:
             await self.serve(conn, websocket, receive)

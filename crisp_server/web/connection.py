@@ -5,7 +5,9 @@ A room calls :meth:`Connection.send` from its own task and never waits. While no
 frame goes out on the spot: written straight to the socket when the server's protocol offers that
 (:class:`crisp_server.web.wsprotocol.CrispWebSocket`), else handed to the ASGI ``send``, which with
 uvicorn completes without suspending unless the socket's write buffer is full (flow control). If it does
-suspend, the relay task takes over that frame and everything queued after it, in order. A phone that
+suspend, the relay task takes over that frame and everything queued after it, in order (the task, its queue
+and its event are made when first needed: most connections never wait, and each of those costs about 2 KB
+that thousands of connections would hold for nothing; issue 19). A phone that
 stops reading is dropped when its queue is full (it resumes with its token and a snapshot) instead of
 slowing its table down: its socket closes at once, and is aborted if it does not finish closing soon.
 """
@@ -66,16 +68,28 @@ class Connection:
         self.lang = "en"
         self.room: Room | None = None  # set by the room when it admits this connection
         self.target: Room | None = None  # the room this connection last addressed
-        self._queue: deque[bytes | tuple[int, str]] = deque()
+        self._queue: deque[bytes | tuple[int, str]] | None = None  # made by the first frame that must wait
         self._max = max_queue
-        self._wake = asyncio.Event()
         self._stalled: tuple[Coroutine[Any, Any, None], Any] | None = None  # a send that suspended
         self._closing = False
         self._gone = False
+        # The relay and what wakes it: started by the first send that has to wait, or by a close.
+        self._wake: asyncio.Event | None = None
         self.relay_task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        self.relay_task = asyncio.get_running_loop().create_task(self._relay())
+    def _kick(self) -> None:
+        """Wake the relay task, starting it if this is the first time it is needed."""
+        wake = self._wake
+        if wake is None:
+            wake = self._wake = asyncio.Event()
+            self.relay_task = asyncio.get_running_loop().create_task(self._relay())
+        wake.set()
+
+    def _waiting(self) -> deque[bytes | tuple[int, str]]:
+        queue = self._queue
+        if queue is None:
+            queue = self._queue = deque()
+        return queue
 
     @property
     def closing(self) -> bool:
@@ -87,9 +101,10 @@ class Connection:
         if not self._queue and self._stalled is None:
             self._send_now(data)
             return
-        if len(self._queue) >= self._max:
+        queue = self._waiting()
+        if len(queue) >= self._max:
             log.info("dropping a connection that does not keep up (1013)", extra={"client": self.client})
-            self._queue.clear()
+            queue.clear()
             if self._close_now is not None:
                 # Not behind the frame that waits for the full socket: the peer may never read again.
                 self._closing = True
@@ -97,8 +112,8 @@ class Connection:
             else:
                 self.close(CLOSE_TOO_SLOW, "too slow")
             return
-        self._queue.append(data)
-        self._wake.set()
+        queue.append(data)
+        self._kick()
 
     def _send_now(self, data: bytes) -> None:
         """Write the frame straight to the socket if the protocol can; else run the ASGI send by hand, and
@@ -113,7 +128,7 @@ class Connection:
         except StopIteration:
             return
         self._stalled = (coro, yielded)
-        self._wake.set()
+        self._kick()
 
     async def _frame(self, data: bytes) -> None:
         try:
@@ -128,18 +143,21 @@ class Connection:
         if self._closing:
             return
         self._closing = True
-        self._queue.append((code, reason))
-        self._wake.set()
+        self._waiting().append((code, reason))
+        self._kick()
 
     async def _relay(self) -> None:
+        wake = self._wake
+        assert wake is not None
         while not self._gone:
-            await self._wake.wait()
-            self._wake.clear()
+            await wake.wait()
+            wake.clear()
             if self._stalled is not None:
                 await _resume(*self._stalled)
                 self._stalled = None
-            while self._queue and not self._gone:
-                item = self._queue.popleft()
+            queue = self._waiting()
+            while queue and not self._gone:
+                item = queue.popleft()
                 if isinstance(item, tuple):
                     with contextlib.suppress(*GONE):
                         await self._asgi_send({"type": "websocket.close", "code": item[0], "reason": item[1]})
@@ -147,12 +165,14 @@ class Connection:
                 await self._frame(item)
 
     async def finish(self, timeout: float = 2.0) -> None:
-        """Wait briefly for the queued frames to go out, then stop the relay."""
+        """Close (1000) unless closing already, wait briefly for the queued frames and the close to go out,
+        then stop the relay."""
+        if not self._gone:
+            self.close(1000)  # (nothing if closing already)
         task = self.relay_task
         if task is None:
             return
         if not task.done():
-            self.close(1000)
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(task), timeout)
         if not task.done():

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame
 from websockets.protocol import OPEN
@@ -153,8 +154,15 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
 
     async def send(self, message: ASGISendEvent) -> None:
         await super().send(message)
-        if message["type"] == "websocket.close" and self.close_timer is not None:
+        kind = message["type"]
+        if kind == "websocket.close" and self.close_timer is not None:
             self.abort_later()
+        elif kind == "websocket.accept" and self.handshake_complete:
+            # The handshake's request and response (their headers: about 2 KB) are only read until the
+            # handshake is answered; uvicorn keeps them for the whole connection (issue 19). The application
+            # reads the request's headers from its scope.
+            self.request = None  # type: ignore[assignment]
+            self.response = None  # type: ignore[assignment]
 
     def handle_close(self, event: Frame) -> None:
         super().handle_close(event)
@@ -349,6 +357,23 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             return False
         self.transport.write(text_frame_header(len(data)) + data)
         return True
+
+
+class CrispHttp(HttpToolsProtocol):
+    """uvicorn's ``httptools`` HTTP protocol, which lets go of its request parser once it has handed a connection
+    over to the WebSocket protocol (issue 19). The parser refers back to the protocol object (it holds its
+    callbacks): left as uvicorn leaves it, the handed-over object, its parser, the request's headers and scope
+    and an empty pipeline lived as long as the connection, about 3 KB per WebSocket (a full collection did not
+    free them while it was open). Without the parser, reference counting frees them at the upgrade."""
+
+    def handle_websocket_upgrade(self) -> None:
+        super().handle_websocket_upgrade()
+        # Nothing of uvicorn's reads these after the upgrade: the WebSocket protocol has the transport, and this
+        # object left the server's connections (its ``connection_lost`` and ``shutdown`` are never called).
+        self.parser = None  # type: ignore[assignment]
+        self.pipeline = None  # type: ignore[assignment]
+        self.headers = []
+        self.scope = None  # type: ignore[assignment]
 
 
 def websocket_protocol(close_seconds: float) -> type[CrispWebSocket]:

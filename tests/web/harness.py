@@ -16,7 +16,7 @@ from crisp_server.rooms.clock import ManualClock
 from crisp_server.serve import SHUTDOWN_SECONDS
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
-from crisp_server.web.wsprotocol import CrispWebSocket
+from crisp_server.web.wsprotocol import CrispHttp, CrispWebSocket
 
 
 @dataclass
@@ -77,6 +77,7 @@ async def uvicorn_serving(app: Any, **config: Any) -> AsyncIterator[int]:
     test is over held the shutdown, and the test run, for ever (a CI run waited 15 minutes); ``config`` adds
     or overrides uvicorn options."""
     options: dict[str, Any] = {
+        "http": CrispHttp,
         "ws": CrispWebSocket,
         "ws_per_message_deflate": False,
         "log_level": "warning",

@@ -34,20 +34,20 @@ async def test_frames_go_out_at_once_while_the_socket_takes_them() -> None:
     sock = FakeSocket()
     counted: list[int] = []
     conn = Connection(sock.send, 8, "test", lambda: counted.append(1))
-    conn.start()
     conn.send(b"one")
     conn.send(b"two")
     # No task switch happened: the frames were handed over synchronously.
     assert sock.texts() == ["one", "two"]
     assert len(counted) == 2
-    await conn.finish()
+    # Nothing had to wait: no relay task (nor its queue) was made.
+    assert conn.relay_task is None
+    await conn.finish()  # the close goes out all the same
     assert sock.sent[-1] == {"type": "websocket.close", "code": 1000, "reason": ""}
 
 
 async def test_a_blocked_socket_keeps_the_order_and_the_relay_finishes_it() -> None:
     sock = FakeSocket()
     conn = Connection(sock.send, 8, "test")
-    conn.start()
     sock.writable.clear()
     for k in range(5):
         conn.send(f"frame {k}".encode())  # the first suspends; the rest wait in the queue
@@ -64,7 +64,6 @@ async def test_a_blocked_socket_keeps_the_order_and_the_relay_finishes_it() -> N
 async def test_a_peer_that_stops_reading_is_dropped_when_its_queue_is_full() -> None:
     sock = FakeSocket()
     conn = Connection(sock.send, 3, "test")
-    conn.start()
     sock.writable.clear()
     for k in range(5):  # one in flight, three queued, the fifth overflows
         conn.send(f"frame {k}".encode())
@@ -84,7 +83,6 @@ async def test_a_peer_that_stops_reading_is_dropped_when_its_queue_is_full() -> 
 async def test_a_vanished_peer_stops_the_sends_without_an_error() -> None:
     sock = FakeSocket()
     conn = Connection(sock.send, 8, "test")
-    conn.start()
     sock.gone = True
     conn.send(b"lost")  # raises inside the ASGI send; the connection notes the peer is gone
     calls = sock.calls
@@ -109,7 +107,6 @@ class ProtocolSocket(FakeSocket):
 async def test_an_overflowing_queue_closes_at_once_not_behind_the_blocked_frame() -> None:
     sock = ProtocolSocket()
     conn = Connection(sock.send, 3, "test")
-    conn.start()
     sock.writable.clear()  # the peer stopped reading, for good
     for k in range(5):
         conn.send(f"frame {k}".encode())

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
 import pytest
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from websockets.asyncio.client import connect
 
 from crisp_server.web.connection import Connection
-from crisp_server.web.wsprotocol import CrispWebSocket, text_frame_header
+from crisp_server.web.wsprotocol import CrispHttp, CrispWebSocket, text_frame_header
 
 from .deaf import client_frame, upgrade_request
 from .harness import uvicorn_serving
@@ -49,7 +51,6 @@ def one_socket_app(script: Callable[[Connection, CrispWebSocket, Any], Awaitable
         await receive()  # websocket.connect
         await send({"type": "websocket.accept"})
         conn = Connection(send, 64, "test")
-        conn.start()
         await script(conn, send.__self__, receive)
         await conn.finish()
 
@@ -304,3 +305,28 @@ async def test_a_frame_over_the_servers_size_limit_is_closed_with_1009() -> None
         await raw.close()
     assert (opcode, int.from_bytes(payload[:2], "big")) == (0x8, 1009)
     assert [m for how, m in seen if how == "direct"] == ["ok"]
+
+
+# -- memory: what a connection keeps once it is open ----------------------------------------------------------
+@pytest.mark.parametrize(("http", "left"), [(CrispHttp, 0), ("httptools", 1)])
+async def test_the_http_protocol_is_freed_at_the_upgrade(http: Any, left: int) -> None:
+    """With the server's HTTP protocol, the object that read the handshake's request is gone once the WebSocket
+    protocol has the connection, without the cyclic collector (the server turns it off): with uvicorn's own, it
+    and its parser stayed for as long as the connection (about 3 KB each; issue 19)."""
+    alive: list[int] = []
+
+    async def script(_conn: Connection, protocol: CrispWebSocket) -> None:
+        alive.append(sum(1 for o in gc.get_objects() if isinstance(o, HttpToolsProtocol)))
+        # The handshake's request and response are let go as well; the application reads the scope's headers.
+        assert protocol.request is None
+        assert protocol.response is None
+        assert dict(protocol.scope["headers"])[b"host"].startswith(b"127.0.0.1:")
+
+    gc.collect()
+    gc.disable()
+    try:
+        async with serving(script, http=http) as url:
+            assert await received(url) == []
+    finally:
+        gc.enable()
+    assert alive == [left]
