@@ -362,9 +362,10 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
 class CrispHttp(HttpToolsProtocol):
     """uvicorn's ``httptools`` HTTP protocol, which lets go of its request parser once it has handed a connection
     over to the WebSocket protocol (issue 19). The parser refers back to the protocol object (it holds its
-    callbacks): left as uvicorn leaves it, the handed-over object, its parser, the request's headers and scope
-    and an empty pipeline lived as long as the connection, about 3 KB per WebSocket (a full collection did not
-    free them while it was open). Without the parser, reference counting frees them at the upgrade."""
+    callbacks): a cycle, which only the cyclic collector frees, and the server runs that once per retention
+    sweep (``crisp_server/collector.py``). So the handed-over object, its parser, the request's headers and
+    scope and an empty pipeline stayed, about 3 KB per WebSocket opened since the last sweep. Without the
+    parser, reference counting frees them at the upgrade."""
 
     def handle_websocket_upgrade(self) -> None:
         super().handle_websocket_upgrade()
