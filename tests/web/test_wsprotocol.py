@@ -312,7 +312,7 @@ async def test_a_frame_over_the_servers_size_limit_is_closed_with_1009() -> None
 async def test_the_http_protocol_is_freed_at_the_upgrade(http: Any, left: int) -> None:
     """With the server's HTTP protocol, the object that read the handshake's request is gone once the WebSocket
     protocol has the connection, without the cyclic collector (the server turns it off): with uvicorn's own, it
-    and its parser stayed for as long as the connection (about 3 KB each; issue 19)."""
+    and its parser are a cycle, which stayed until the server's next collection (about 3 KB each; issue 19)."""
     alive: list[int] = []
 
     async def script(_conn: Connection, protocol: CrispWebSocket) -> None:
