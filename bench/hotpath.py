@@ -220,14 +220,14 @@ class Bench:
         sockets fed are empty and the store's writer waits for more (it commits and tells each room without
         suspending once it took a batch). Cheap: the harness is counted too."""
         fed = self.fed
-        queue = self.store._queue
+        store = self.store
         while True:
             await asyncio.sleep(0)
             if fed:
                 if any(inbox.qsize() for inbox in fed):
                     continue
                 fed.clear()
-            if queue.qsize() or not queue._getters:  # type: ignore[attr-defined]
+            if store._pending or store._wakeup is None:
                 continue
             return
 
