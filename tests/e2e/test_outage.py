@@ -202,9 +202,10 @@ async def outage_during_games(ws: str, base: str, rooms: int, fail: Outage, heal
         back = max(at for _, seats in tables for seat in seats for at in seat.back_at)
         assert {status for status, _ in health.between(0, failed_at)} == {200}
         # Once commits fail it says so, until the rooms are back. (SQLite's commits fail once the WAL must grow:
-        # until then they reuse the space of frames already copied, seconds on a busy server.)
+        # until then they reuse the space of frames already copied: 6 to 8.5 s in these 20 games, as much as
+        # the WAL file had grown to before. At least the last 3 s of the outage are then checked below.)
         told = min(at for at, status, _ in health.seen if at > failed_at and status == 503)
-        assert told - failed_at < OUTAGE_SECONDS / 2
+        assert told - failed_at < OUTAGE_SECONDS - 3
         during = health.between(told, healed_at)
         assert all(status == 503 for status, _ in during), during
         assert all(body["status"] == "unavailable" and body["reason"] for _, body in during)
