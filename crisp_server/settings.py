@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     #: A factor on computer players' human-like pauses (about 0.7 to 2 s a move): 0 acts at once (tests).
     bot_pause: float = Field(default=1.0, ge=0, le=10)
 
+    #: A group commit starts at least this long after the one before (ms): a busy server then writes more
+    #: actions per commit and spends less CPU on commits; an action waits at most this long more. 0: at once.
+    commit_interval_ms: float = Field(default=4.0, ge=0, le=100)
+
     #: Where the SQLite database lives when no database URL is given.
     data_dir: Path = Path("data")
     #: ``postgresql+asyncpg://user:password@host/db`` in production; default: a SQLite file in ``data_dir``.

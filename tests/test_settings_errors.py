@@ -21,6 +21,10 @@ import pytest
             ["crisp-server: CRISP_PORT: Input should be a valid integer", "crisp-server: CRISP_LEASE_SECONDS: "],
         ),
         (
+            {"CRISP_COMMIT_INTERVAL_MS": "-1"},
+            ["crisp-server: CRISP_COMMIT_INTERVAL_MS: Input should be greater than or equal to 0"],
+        ),
+        (
             {
                 "CRISP_CLUSTER": "1",
                 "CRISP_DATABASE_URL": "postgresql://u@127.0.0.1:1/d",

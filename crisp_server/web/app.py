@@ -43,7 +43,11 @@ def build_services(settings: Settings, clock: Clock, *, persist: bool) -> Servic
     """The app's shared parts, wired together (the metrics watch the rooms and the store's commits)."""
     # In a cluster, a session left idle inside a transaction (its node stopped) is ended after 5 s.
     store = (
-        Store(settings.resolved_database_url(), idle_in_transaction_ms=5000 if settings.cluster else None)
+        Store(
+            settings.resolved_database_url(),
+            idle_in_transaction_ms=5000 if settings.cluster else None,
+            commit_interval=settings.commit_interval_ms / 1000,
+        )
         if persist
         else None
     )
