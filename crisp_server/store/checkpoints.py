@@ -124,6 +124,7 @@ class Checkpoints:
     _copier: _Copier | None
     _since_checkpoint: int
     _writing: asyncio.Lock
+    _checkpointing: asyncio.Lock
 
     async def _checkpoint_loop(self) -> None:
         while True:
@@ -151,12 +152,15 @@ class Checkpoints:
         starts over after a later checkpoint instead."""
         if self._checkpointer is None:
             return (0, 0, 0)
-        self._since_checkpoint = 0
-        await self._bulk_pass()
-        async with self._writing:
-            rest = asyncio.ensure_future(asyncio.to_thread(self._checkpoint_pass))
-            await asyncio.wait({rest}, timeout=CHECKPOINT_HOLD_SECONDS)
-        return await rest
+        # One checkpoint at a time: the checkpoint process answers one question at a time on its pipe (two
+        # callers at once read each other's answer: both failed, and the process was killed).
+        async with self._checkpointing:
+            self._since_checkpoint = 0
+            await self._bulk_pass()
+            async with self._writing:
+                rest = asyncio.ensure_future(asyncio.to_thread(self._checkpoint_pass))
+                await asyncio.wait({rest}, timeout=CHECKPOINT_HOLD_SECONDS)
+            return await rest
 
     async def _bulk_pass(self) -> tuple[int, int, int]:
         """The first pass: by the checkpoint process (see ``_Copier``), else in a thread."""

@@ -150,6 +150,7 @@ class Store(Checkpoints, Reads):
         # write lock of a transaction going on through aiosqlite (the retention purge) would wait with
         # the loop stopped, and that transaction could never finish.
         self._writing = asyncio.Lock()
+        self._checkpointing = asyncio.Lock()  # held by each checkpoint (see ``checkpoint``)
         self._writer: asyncio.Task[None] | None = None
         self.timing = Timing()
         self._written: Written = {}  # per room, as last committed

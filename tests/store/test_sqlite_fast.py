@@ -332,6 +332,29 @@ async def test_a_checkpoint_cancelled_mid_copy_leaves_the_next_a_working_process
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
 
 
+async def test_checkpoints_asked_for_at_once_take_turns_with_one_process(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two at once used to read each other's answer from the process's pipe: both failed ("readuntil()
+    called while another coroutine is already waiting"), and the process was killed."""
+    store = await _started(tmp_path / "t.db")
+    try:
+        await store.commit(_groups()[0])
+        await store.checkpoint()  # the process runs
+        copier = store._copier
+        assert copier is not None
+        assert copier.process is not None
+        first = copier.process.pid
+        await store.commit(_groups()[1])
+        answers = await asyncio.gather(*(store.checkpoint() for _ in range(3)))
+        assert all(busy == 0 and frames == copied for busy, frames, copied in answers), answers
+        assert copier.process is not None
+        assert copier.process.pid == first
+    finally:
+        await store.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
 async def test_a_wal_file_grown_large_is_cut_back_when_the_wal_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
