@@ -21,6 +21,7 @@ from sqlalchemy import create_engine
 from crisp_server.engine import Timed
 from crisp_server.engine.actions import CallCrisp, Discard, Draw, Source, Swap
 from crisp_server.engine.cards import Slot
+from crisp_server.store.checkpoints import _Copier
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.operations import (
     AppendAction,
@@ -298,6 +299,16 @@ async def test_the_bulk_of_a_checkpoint_is_copied_by_a_process_at_idle_priority_
     assert copier.process is None  # closing the store ended it
 
 
+async def _copying(store: Store) -> tuple[_Copier, int]:
+    """A first commit and checkpoint, so that the checkpoint process runs: the copier and its pid."""
+    await store.commit(_groups()[0])
+    await store.checkpoint()
+    copier = store._copier
+    assert copier is not None
+    assert copier.process is not None
+    return copier, copier.process.pid
+
+
 async def test_a_checkpoint_cancelled_mid_copy_leaves_the_next_a_working_process_and_no_error(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -306,15 +317,11 @@ async def test_a_checkpoint_cancelled_mid_copy_leaves_the_next_a_working_process
     a SIGTERM sent to the whole group does not end the process."""
     store = await _started(tmp_path / "k.db")
     try:
-        await store.commit(_groups()[0])
-        await store.checkpoint()  # the process runs
-        copier = store._copier
-        assert copier is not None
-        assert copier.process is not None
-        first = copier.process.pid
+        copier, first = await _copying(store)
         # A service manager's SIGTERM to the server's whole group leaves the process to the server.
         os.kill(first, signal.SIGTERM)
         await asyncio.sleep(0.2)
+        assert copier.process is not None
         assert copier.process.returncode is None
         await store.commit(_groups()[1])
         cancelled = asyncio.create_task(store.checkpoint())
@@ -339,12 +346,7 @@ async def test_checkpoints_asked_for_at_once_take_turns_with_one_process(
     called while another coroutine is already waiting"), and the process was killed."""
     store = await _started(tmp_path / "t.db")
     try:
-        await store.commit(_groups()[0])
-        await store.checkpoint()  # the process runs
-        copier = store._copier
-        assert copier is not None
-        assert copier.process is not None
-        first = copier.process.pid
+        copier, first = await _copying(store)
         await store.commit(_groups()[1])
         answers = await asyncio.gather(*(store.checkpoint() for _ in range(3)))
         assert all(busy == 0 and frames == copied for busy, frames, copied in answers), answers
