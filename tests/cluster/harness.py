@@ -86,6 +86,20 @@ def tail(path: Path, lines: int) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+#: Log lines that say how a connection or a room ended, besides warnings and errors (see ``notable``).
+_NOTABLE = ("WARNING", "ERROR", "closing", "dropping", "handed over", "moved", "lost", "claimed", "refus")
+
+
+def notable(path: Path, most: int = 200) -> str:
+    """The lines of a whole log that say how a connection or a room ended (and every warning and error),
+    the last ``most`` of them: a cut at any time of a test shows its cause, not only one in its last lines."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        return f"({path}: {exc.strerror})"
+    return "\n".join([line for line in text.splitlines() if any(word in line for word in _NOTABLE)][-most:])
+
+
 def _free_port(taken: set[int]) -> int:
     while True:
         with socket.socket() as s:
@@ -440,8 +454,13 @@ class Cluster:
         return self.haproxy_log.read_text(errors="replace") if self.haproxy_log.exists() else ""
 
     def tails(self, lines: int = 60) -> str:
-        """The end of every log, for a failed test's report."""
+        """The end of every log, and what the nodes' whole logs say of how connections and rooms ended, for a
+        failed test's report."""
         parts = [f"---- {node.name} ({node.url}) ----\n{tail(node.log, lines)}" for node in self.nodes.values()]
+        parts += [
+            f"---- {node.name}: how connections and rooms ended ----\n{notable(node.log)}"
+            for node in self.nodes.values()
+        ]
         parts.append(f"---- haproxy ({self.url}) ----\n{tail(self.haproxy_log, lines)}")
         return "\n".join(parts)
 

@@ -19,7 +19,7 @@ import httpx
 
 from crisp_server.client import CrispClient
 from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH
-from tests.cluster.harness import HAPROXY_CFG, ROOT, Cluster, haproxy_binary, require, wait_for
+from tests.cluster.harness import HAPROXY_CFG, ROOT, Cluster, haproxy_binary, notable, require, wait_for
 
 #: Room codes as the server makes them (a fixed draw: the same test every run).
 CODES = ["".join(random.Random(n).choices(CODE_ALPHABET, k=CODE_LENGTH)) for n in range(150)]
@@ -155,3 +155,20 @@ async def test_a_room_through_haproxy_lives_on_the_node_its_code_hashes_to(clust
             await asyncio.sleep(0.1)
         await ana.start()
         await ben.wait_for(lambda c: c.phase not in (None, "lobby"), 5, "the deal")
+
+
+def test_a_failed_tests_report_shows_how_connections_ended_at_any_time(tmp_path: Path) -> None:
+    log = tmp_path / "node.log"
+    log.write_text(
+        "INFO crisp.cluster: room claimed room=QDWR9R\n"
+        + 'INFO uvicorn.access: "GET /healthz HTTP/1.1" 200\n' * 500
+        + "INFO crisp.web: dropping a connection that does not keep up (1013)\n"
+        + "WARNING crisp.rooms: room AB: another node holds it now\n"
+    )
+    assert notable(log).splitlines() == [
+        "INFO crisp.cluster: room claimed room=QDWR9R",
+        "INFO crisp.web: dropping a connection that does not keep up (1013)",
+        "WARNING crisp.rooms: room AB: another node holds it now",
+    ]
+    assert notable(log, most=1).splitlines() == ["WARNING crisp.rooms: room AB: another node holds it now"]
+    assert notable(tmp_path / "missing.log").startswith("(")
