@@ -1,10 +1,17 @@
-"""Shared test settings, CI's rule that nothing is skipped, and every frame a test's client receives checked
-against the protocol's JSON Schema."""
+"""Shared test settings, CI's rule that nothing is skipped, a time limit on every test, and every frame a
+test's client receives checked against the protocol's JSON Schema."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import io
 import os
-from collections.abc import Iterator
+import signal
+import sys
+import traceback
+from collections.abc import Generator, Iterator
+from types import FrameType
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -33,6 +40,89 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept
+
+
+#: Seconds each phase of a test (setup, call, teardown) may take (``CRISP_TEST_LIMIT_S``; 0: no limit). A
+#: test that hangs fails with what every thread and asyncio task was waiting on, and the run goes on: a CI
+#: run once sat on one hung test until CI's own limit ended it, with no word of which.
+TEST_LIMIT_S = float(os.environ.get("CRISP_TEST_LIMIT_S", "600"))
+#: A phase still running after this many limits (it swallowed the failure and hangs on) ends the whole run.
+_GIVE_UP_AFTER = 3
+
+
+#: Frames of the test runner itself, and of this file, are left out of what a hung test waited on.
+_RUNNER = ("/_pytest/", "/pluggy/", "/pytest/__main__.py", "<frozen runpy>")
+
+
+def _not_runner(entry: traceback.FrameSummary) -> bool:
+    return entry.filename != __file__ and not any(part in entry.filename for part in _RUNNER)
+
+
+def waiting_on() -> str:
+    """Where every thread is, and every task of the running event loop (if any), as text."""
+    out = io.StringIO()
+    for ident, frame in sys._current_frames().items():
+        stack = [entry for entry in traceback.extract_stack(frame) if _not_runner(entry)]
+        out.write(f"--- thread {ident}\n{''.join(traceback.format_list(stack))}")
+    try:
+        tasks = asyncio.all_tasks()
+    except RuntimeError:  # no event loop running in this thread
+        tasks = set()
+    for task in tasks:
+        out.write(f"--- task {task.get_name()}\n")
+        task.print_stack(file=out)
+    return out.getvalue()
+
+
+@contextlib.contextmanager
+def time_limit(item: pytest.Item, phase: str) -> Iterator[None]:
+    """Fail ``phase`` (setup, call or teardown) of ``item`` if it runs past its limit: :data:`TEST_LIMIT_S`,
+    or a ``limit(seconds)`` mark's."""
+    mark = item.get_closest_marker("limit")
+    limit = float(mark.args[0]) if mark is not None else TEST_LIMIT_S
+    if limit <= 0:
+        yield
+        return
+    overdue = 0
+
+    def fail(signum: int, frame: FrameType | None) -> None:
+        nonlocal overdue
+        overdue += 1
+        message = f"{item.nodeid} ({phase}): still running after {overdue * limit:g} s; it was waiting on:\n"
+        message += waiting_on()
+        if overdue >= _GIVE_UP_AFTER:
+            capture = item.config.pluginmanager.get_plugin("capturemanager")
+            if capture is not None:  # the message goes to the real stderr, not to a capture that dies with us
+                capture.suspend_global_capture(in_=False)
+            os.write(2, f"\n{message}\nstill not done: ending the test run\n".encode())
+            os._exit(3)
+        pytest.fail(message, pytrace=False)
+
+    before = signal.signal(signal.SIGALRM, fail)
+    signal.setitimer(signal.ITIMER_REAL, limit, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, None]:
+    with time_limit(item, "setup"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, None]:
+    with time_limit(item, "call"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, None]:
+    with time_limit(item, "teardown"):
+        yield
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
