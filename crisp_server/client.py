@@ -143,16 +143,14 @@ class CrispClient:
         self, predicate: Callable[[CrispClient], bool], timeout: float = 5.0, what: str = "a condition"
     ) -> None:
         """Wait until ``predicate(self)`` holds (checked after every message)."""
-
-        async def _wait() -> None:
-            async with self._changed:
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancellation that comes as its
+        # condition comes true, and the cancelled task goes on (tests/test_client.py).
+        try:
+            async with asyncio.timeout(timeout), self._changed:
                 while not predicate(self):
                     if self.closed is not None:
                         raise ConnectionError(f"connection closed while waiting for {what}: {self.closed}")
                     await self._changed.wait()
-
-        try:
-            await asyncio.wait_for(_wait(), timeout)
         except TimeoutError:
             raise TimeoutError(f"timed out waiting for {what}") from None
 
@@ -165,12 +163,9 @@ class CrispClient:
         it is in a room: so that a long session does not keep every message, what has been handed out is
         dropped from ``messages`` every few hundred messages."""
 
-        async def _arrived() -> None:
-            async with self._changed:
-                await self._changed.wait_for(lambda: len(self.messages) > self._received or self.closed is not None)
-
         try:
-            await asyncio.wait_for(_arrived(), timeout)
+            async with asyncio.timeout(timeout), self._changed:  # (not wait_for: see ``wait_for``)
+                await self._changed.wait_for(lambda: len(self.messages) > self._received or self.closed is not None)
         except TimeoutError:
             return None
         if len(self.messages) <= self._received:

@@ -206,8 +206,10 @@ class Bot(WSListener):
                 try:
                     await ws_connect(lambda: self, url, websocket_handshake_timeout=10, max_frame_size=2**22)
                     self.send({"type": "resume", "room": self.code, "token": self.token})
-                    await asyncio.wait_for(self.welcome, 10)
-                    await asyncio.wait_for(self.fresh.wait(), 10)
+                    async with asyncio.timeout(10):
+                        await self.welcome
+                    async with asyncio.timeout(10):
+                        await self.fresh.wait()
                     if self.transport is None:
                         raise ConnectionError("disconnected after the welcome")
                 except (OSError, WSError, ConnectionError, RuntimeError, TimeoutError):
@@ -347,7 +349,8 @@ class RoomBots:
             bot.send(action)
             self.stats.actions += 1
             try:
-                await asyncio.wait_for(self.done, 10)
+                async with asyncio.timeout(10):
+                    await self.done
             except TimeoutError:
                 self.pending = None  # refused or lost: counted among the errors by the reader
             return True
@@ -451,11 +454,13 @@ async def _join(plan: Plan, room: RoomBots) -> None:
     socket is plain ``/ws`` (the room has no code yet); the others name the room the host's welcome told."""
     host = await _connect(room, None)
     host.send({"type": "create", "name": "Bot 1"})
-    code = (await asyncio.wait_for(host.welcome, 60))["room"]
+    async with asyncio.timeout(60):
+        code = (await host.welcome)["room"]
     for k in range(2, plan.players + 1):
         bot = await _connect(room, code)
         bot.send({"type": "join", "room": code, "name": f"Bot {k}"})
-        await asyncio.wait_for(bot.welcome, 60)
+        async with asyncio.timeout(60):
+            await bot.welcome
     if not plan.lobby:
         host.send({"type": "options", "score_limit": 50, "turn_seconds": None, "discard_draw": True})
         host.send({"type": "start"})

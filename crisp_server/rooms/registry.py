@@ -216,7 +216,8 @@ class Registry:
         for room in rooms:
             room.post(Shutdown())
         try:
-            await asyncio.wait_for(asyncio.gather(*(room.flush() for room in rooms)), 5)
+            async with asyncio.timeout(5):
+                await asyncio.gather(*(room.flush() for room in rooms))
         except TimeoutError:
             log.warning("some rooms had not saved everything when the server stopped")
         self.rooms.clear()

@@ -109,7 +109,8 @@ class _Copier:
         assert process.stdin is not None
         process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), sqlite_fast.BUSY_SECONDS)
+            async with asyncio.timeout(sqlite_fast.BUSY_SECONDS):
+                await process.wait()
         except TimeoutError:
             process.kill()
             await process.wait()

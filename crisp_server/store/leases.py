@@ -216,6 +216,7 @@ class Listener:
                 self.connected.clear()
                 if conn is not None and not conn.is_closed():
                     with contextlib.suppress(Exception):
-                        await asyncio.wait_for(conn.close(), 2)
+                        async with asyncio.timeout(2):
+                            await conn.close()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)

@@ -173,7 +173,6 @@ class Connection:
         if task is None:
             return
         if not task.done():
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(task), timeout)
+            await asyncio.wait({task}, timeout=timeout)  # (neither its end nor the time up raises here)
         if not task.done():
             task.cancel()
