@@ -159,10 +159,10 @@ class SeatPlayer:
             now = loop.time()
             deadline = self._deadline()
             if deadline is not None and deadline <= now:
-                try:
+                # A send that finds the connection closed ends nothing yet: what the server said before the
+                # close (a ``moved``, say) is still read, then ``receive`` tells the connection is lost.
+                with contextlib.suppress(ConnectionClosed):
                     await self._act(client)
-                except ConnectionClosed:
-                    return End.LOST
                 continue
             try:
                 message = await client.receive(None if deadline is None else deadline - now)
@@ -170,12 +170,10 @@ class SeatPlayer:
                 return End.LOST
             if message is None:
                 continue
-            try:
+            with contextlib.suppress(ConnectionClosed):
                 end = await self._take(client, message, loop.time())
-            except ConnectionClosed:
-                return End.LOST
-            if end is not None:
-                return end
+                if end is not None:
+                    return end
 
     def _deadline(self) -> float | None:
         if self.plan is None or self.plan.key == self.acted or self.suspended:

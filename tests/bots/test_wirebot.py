@@ -13,14 +13,16 @@ import random
 from typing import Any
 
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import Close
 
 from crisp_server import wirebot
 from crisp_server.bots import Bot
-from crisp_server.client import CrispClient
+from crisp_server.client import CLOSE_MOVED, CrispClient
 from crisp_server.engine import Game, Options, event_to_dict, visible_to
 from crisp_server.engine.views import private_view, table_view
 from crisp_server.simulate import shuffled_deck
-from crisp_server.wirebot import SeatPlayer
+from crisp_server.wirebot import End, SeatPlayer
 
 #: The back-off, ten times faster than the real one, so that the test sees several refusals quickly.
 RETRY_FIRST_S = 0.025
@@ -87,3 +89,37 @@ async def test_a_refused_move_is_tried_again_after_a_doubling_back_off(
     # After a refusal it asks for the state again (once per refusal), but not when it was only too fast.
     assert len(syncs) == (0 if code == "rate_limited" else len(draws)), server.sent
     assert said == ["game 1 started: Ana, Bob"] + [f"refused: {code} (No.)"] * len(draws)
+
+
+class MovedServer:
+    """Stands in for a ``CrispClient`` whose room moved while it was the bot's move: a welcome, the state,
+    then ``moved``, and the connection closed (4005) under it: every send fails."""
+
+    def __init__(self) -> None:
+        self.inbox = [
+            {"type": "welcome", "v": 4, "room": "ABCDEF", "seat": 0, "token": None, "link": ""},
+            first_move_state(),
+            {"type": "moved", "v": 5},
+        ]
+        self.tried: list[str] = []
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.tried.append(message["type"])
+        raise ConnectionClosed(Close(CLOSE_MOVED, "moved"), None)
+
+    async def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
+        if not self.inbox:
+            raise ConnectionError("connection closed")
+        return self.inbox.pop(0)
+
+
+async def test_a_move_sent_on_a_closed_connection_still_reads_what_came_before_the_close() -> None:
+    """The bot's move meets the closed socket: it does not drop what the server said before the close (the
+    ``moved`` that tells the room went to another node), and then knows the connection is lost."""
+    said: list[str] = []
+    player = SeatPlayer(Bot("hard", random.Random(1)), random.Random(2), pause=0, games=1, say=said.append)
+    server = MovedServer()
+    client: CrispClient = server  # type: ignore[assignment]
+    assert await player.play(client) is End.LOST
+    assert server.tried == ["draw"]
+    assert said == ["game 1 started: Ana, Bob", "the room moved to another server node"]
