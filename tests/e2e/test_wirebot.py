@@ -398,6 +398,10 @@ async def test_a_bot_backs_off_when_following_the_move_fails(monkeypatch: pytest
             assert await proxy.move(code) == 1
             await _arrived(proxy, 3)
             await host.wait_for(seat_is(1, "connected"), timeout=10, what="the bot back")
+            # The room shows the seat connected as soon as the resume is in; the bot has it once its welcome is.
+            async with asyncio.timeout(10):
+                while "resumed seat 1" not in said:
+                    await asyncio.sleep(0.01)
             bot.cancel()
             assert await bot == EXIT_STOPPED
     first, refused, resumed = proxy.legs
