@@ -33,6 +33,8 @@ class Cut:
     before: dict[str, Any]
     back_at: float | None = None
     after: dict[str, Any] | None = None
+    #: How the socket ended, as websockets tells it (the close frames received and sent, or none).
+    how: str = ""
 
 
 @dataclass
@@ -125,6 +127,7 @@ async def reconnect(seat: Seat, *, note: bool = True, give_up: float = 60.0) -> 
     old = seat.client
     moved = old.moved
     cut = Cut(time.monotonic(), moved, essentials(old.state) if note and old.state is not None else {})
+    cut.how = str(old.closed) if old.closed is not None else "still open"
     if note:
         seat.cuts.append(cut)
         seat.table.away += 1
