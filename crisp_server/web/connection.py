@@ -176,3 +176,5 @@ class Connection:
             await asyncio.wait({task}, timeout=timeout)  # (neither its end nor the time up raises here)
         if not task.done():
             task.cancel()
+        elif not task.cancelled() and (error := task.exception()) is not None:
+            raise error  # a fault of the relay's own, told where the connection ends

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from crisp_server.web.connection import CLOSE_TOO_SLOW, Connection
 
 
@@ -117,3 +119,40 @@ async def test_an_overflowing_queue_closes_at_once_not_behind_the_blocked_frame(
     assert sock.calls == 1  # only the frame that blocked was tried
     await conn.finish(timeout=0.1)
     assert sock.sent == []
+
+
+class BrokenSocket(FakeSocket):
+    """A socket whose send fails with a fault of the server's own (not a peer that left) once it unblocks."""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.writable.wait()
+        raise ValueError("a bug in the send path")
+
+
+async def test_a_fault_of_the_relay_is_raised_where_the_connection_ends() -> None:
+    sock = BrokenSocket()
+    conn = Connection(sock.send, 8, "test")
+    sock.writable.clear()
+    conn.send(b"frame")  # suspends: the relay takes it over
+    sock.writable.set()
+    with pytest.raises(ValueError, match="a bug in the send path"):
+        await conn.finish()
+
+
+async def test_finish_cancelled_while_it_waits_for_the_relay_ends_cancelled() -> None:
+    """The connection's own task is cancelled while ``finish`` waits for the blocked relay: the cancellation
+    goes through (it was once swallowed there), and the relay is left to its own end."""
+    sock = FakeSocket()
+    conn = Connection(sock.send, 8, "test")
+    sock.writable.clear()
+    conn.send(b"frame")
+    finishing = asyncio.create_task(conn.finish(timeout=30))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert finishing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await finishing
+    relay = conn.relay_task
+    assert relay is not None
+    assert not relay.done()
+    relay.cancel()
