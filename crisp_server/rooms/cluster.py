@@ -11,12 +11,12 @@ between nodes is the room's record: the new owner rebuilds it from the database,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
+from crisp_server import tasks
 from crisp_server.settings import Settings
 from crisp_server.store.leases import Leases, Listener
 from crisp_server.store.store import Store
@@ -84,9 +84,7 @@ class Cluster:
         """After the registry's shutdown: let go of every lease at once (other nodes need not wait for them
         to expire)."""
         if self._renewer is not None:
-            self._renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renewer
+            await tasks.stop(self._renewer)
         await self.listener.stop()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)

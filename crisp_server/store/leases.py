@@ -26,6 +26,8 @@ from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from crisp_server import tasks
+
 log = logging.getLogger("crisp.leases")
 
 #: The channel on which nodes ask each other to release a room: payload ``node<TAB>code``.
@@ -183,9 +185,7 @@ class Listener:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await tasks.stop(self._task)
             self._task = None
 
     def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:

@@ -12,7 +12,6 @@ WAL checkpoints ``checkpoints.py``; the reads and retention ``reads.py``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sqlite3
 import time
@@ -28,6 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import PoolProxiedConnection
 
+from crisp_server import tasks
 from crisp_server.store import sqlite_fast
 
 from .checkpoints import Checkpoints, _Copier
@@ -190,14 +190,10 @@ class Store(Checkpoints, Reads):
             # Let what is queued be written first.
             while self._pending:
                 await asyncio.sleep(0.01)
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+            await tasks.stop(self._writer)
             self._writer = None
         if self._checkpoints is not None:
-            self._checkpoints.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._checkpoints
+            await tasks.stop(self._checkpoints)
             self._checkpoints = None
         if self._checkpointer is not None:
             await self.checkpoint()
