@@ -1,5 +1,6 @@
-"""The store's writer: one task commits what the rooms hand it, in groups; a failed commit starts an outage
-that lasts until a commit or a probe goes through.
+"""The store's writer: what the rooms hand it is committed in groups, on SQLite's fast path from a callback of
+the event loop, else by the writer's task; a failed commit starts an outage that lasts until a commit or a probe
+goes through.
 
 Rooms describe what changed as operations (``operations.py``: ``SaveRoom``, ``AppendAction``, ...) and await
 :meth:`Store.commit` (or ``submit`` with a callback) before they publish anything: a player is never told of a
@@ -17,7 +18,6 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -48,13 +48,24 @@ def _never() -> bool:
     return False
 
 
-@dataclass(frozen=True, slots=True)
 class _Submission:
-    ops: Sequence[Op]
-    done: Callable[[BaseException | None], None]
-    skip: Callable[[], bool]
-    #: In a cluster: the room's (code, epoch) lease, checked in the commit's own transaction.
-    fence: tuple[str, int] | None = None
+    """One room's operations, what to call when they are written, and when to drop them. (A plain class:
+    a frozen dataclass sets each field through ``object.__setattr__``, and one is made for every action.)"""
+
+    __slots__ = ("done", "fence", "ops", "skip")
+
+    def __init__(
+        self,
+        ops: Sequence[Op],
+        done: Callable[[BaseException | None], None],
+        skip: Callable[[], bool],
+        fence: tuple[str, int] | None = None,
+    ) -> None:
+        self.ops = ops
+        self.done = done
+        self.skip = skip
+        #: In a cluster: the room's (code, epoch) lease, checked in the commit's own transaction.
+        self.fence = fence
 
 
 class Dropped(RuntimeError):
@@ -92,9 +103,11 @@ WRITER_CACHE_KIB: Final = 16 * 1024
 
 
 class Store(Checkpoints, Reads):
-    """The writer: one task takes what the rooms submit, writes it in groups (through the SQLite fast path,
-    SQLAlchemy or asyncpg), and tells each submission how its commit went, in order. It inherits the
-    checkpoints (``checkpoints.py``) and the reads (``reads.py``)."""
+    """The writer: takes what the rooms submit, writes it in groups (through the SQLite fast path, SQLAlchemy or
+    asyncpg), and tells each submission how its commit went, in order. A group that SQLite's fast path can
+    write at once is written by a callback of the loop (``_flush``); everything else by the writer's task
+    (``_write_loop``), which then takes what comes after it too. It inherits the checkpoints
+    (``checkpoints.py``) and the reads (``reads.py``)."""
 
     def __init__(self, url: str, *, idle_in_transaction_ms: int | None = None, commit_interval: float = 0.0) -> None:
         self.url = url
@@ -146,6 +159,13 @@ class Store(Checkpoints, Reads):
         # What the rooms submitted and the writer has not taken yet, and the writer's wait for more.
         self._pending: deque[_Submission] = deque()
         self._wakeup: asyncio.Future[None] | None = None
+        # On SQLite, a group commit that can take the fast path runs from a plain callback of the loop
+        # (``_flush``), without a step of the writer's task (issue 19); the task takes over whatever cannot:
+        # a resume, a fence, the write lock held, a failure. ``_flush_at`` is that callback when scheduled,
+        # ``_task_busy`` whether the task has work in hand (then it, not a callback, takes what comes next,
+        # so that every submission is still done in the order it came).
+        self._flush_at: asyncio.Handle | None = None
+        self._task_busy = False
         # Held by every write transaction. SQLite's group commits run on the event loop: one that met the
         # write lock of a transaction going on through aiosqlite (the retention purge) would wait with
         # the loop stopped, and that transaction could never finish.
@@ -192,6 +212,9 @@ class Store(Checkpoints, Reads):
                 await asyncio.sleep(0.01)
             await tasks.stop(self._writer)
             self._writer = None
+        if self._flush_at is not None:
+            self._flush_at.cancel()
+            self._flush_at = None
         if self._checkpoints is not None:
             await tasks.stop(self._checkpoints)
             self._checkpoints = None
@@ -222,9 +245,95 @@ class Store(Checkpoints, Reads):
         ``fence`` (a cluster's room lease), the ops are written only if this node still holds that lease;
         else ``done`` gets ``Fenced`` and nothing of them is written."""
         self._pending.append(_Submission(ops, done, skip, fence))
+        if self._fast is not None and not self._task_busy:
+            if self._flush_at is None:
+                self._flush_at = asyncio.get_running_loop().call_soon(self._ripen)
+            return
+        self._wake_task()
+
+    def _wake_task(self) -> None:
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
+
+    def _ripen(self) -> None:
+        """Let the loop run what is ready once more before the commit, as the task does (``_write_loop``)."""
+        self._flush_at = asyncio.get_running_loop().call_soon(self._flush, False)
+
+    def _flush(self, waited: bool) -> None:
+        """A group commit on SQLite's fast path, from a callback of the loop: what ``_write_loop`` does for
+        one batch when nothing is in the way, without its task's steps. Anything else goes to the task."""
+        self._flush_at = None
+        pending = self._pending
+        if not pending or self._fast is None or self._task_busy:
+            return
+        loop = asyncio.get_running_loop()
+        # Like the task, on a busy server: what comes until ``commit_interval`` after the last commit started.
+        wait = 0.0 if waited else self._wait_before_commit(loop.time())
+        if wait > 0 and any(item.ops for item in pending):
+            self._flush_at = loop.call_later(wait, self._flush, True)
+            return
+        count = min(len(pending), BATCH)
+        if not self._flush_fits(pending, count):
+            self._hand_to_task()
+            return
+        taken = [pending.popleft() for _ in range(count)]
+        batch = [item for item in taken if not _skipped(item)]
+        ops = [op for item in batch for op in item.ops]
+        if ops:
+            self._last_commit = loop.time()
+            start = time.perf_counter()
+            try:
+                self._write_fast(ops, self._written)
+            except Exception as exc:
+                self._group_failed(batch, exc)  # it tells each room
+                batch = []
+            else:
+                self._committed(time.perf_counter() - start, len(ops))
+        for item in batch:
+            _tell(item, None)
+        if pending and self._flush_at is None and not self._task_busy:
+            self._flush_at = loop.call_soon(self._ripen)
+
+    def _group_failed(self, batch: list[_Submission], exc: Exception) -> None:
+        """``_flush``'s group commit failed (and was rolled back): as in ``_write_loop``, the outage starts; if
+        the database is unreachable every room is told, else each part is written alone, each in its own
+        transaction on the same fast path (no lock, fence or resume is in the way: ``_flush_fits``)."""
+        self._written.clear()  # what it believed written may have been rolled back
+        self._failed(exc)
+        if unreachable(exc):
+            for item in batch:
+                _tell(item, exc)
+            return
+        log.warning("a group commit failed (%s); writing its parts one by one", describe(exc))
+        for item in batch:
+            if _skipped(item):
+                continue  # its room stopped at an earlier part's failure
+            try:
+                if item.ops:
+                    self._write_fast(item.ops, {})
+            except Exception as part_exc:
+                _tell(item, part_exc)
+            else:
+                _tell(item, None)
+
+    def _flush_fits(self, pending: deque[_Submission], count: int) -> bool:
+        """Whether the next ``count`` submissions can be written by ``_flush``: no write transaction going on
+        (a checkpoint's second pass, a purge), no fence to check, no resume (written through SQLAlchemy)."""
+        if self._writing.locked():
+            return False
+        for i in range(count):
+            item = pending[i]
+            if item.fence is not None and self.leases is not None:
+                return False
+            for op in item.ops:
+                if isinstance(op, AddResume):
+                    return False
+        return True
+
+    def _hand_to_task(self) -> None:
+        self._task_busy = True
+        self._wake_task()
 
     async def commit(self, ops: Sequence[Op]) -> None:
         """Write ``ops`` durably, in order (grouped with other rooms' writes); raise if that failed."""
@@ -244,9 +353,11 @@ class Store(Checkpoints, Reads):
         pending = self._pending
         while True:
             if not pending:
+                self._task_busy = False
                 self._wakeup = loop.create_future()
                 await self._wakeup
                 self._wakeup = None
+            self._task_busy = True
             # Let the loop run what is ready once more: the rooms handling messages that arrived with this
             # one submit too, and are written in the same commit (a commit costs more than its rows).
             await asyncio.sleep(0)
@@ -292,15 +403,18 @@ class Store(Checkpoints, Reads):
                         _tell(item, Fenced("this node no longer holds the room") if lost else None)
                 continue
             if ops:
-                seconds = time.perf_counter() - start
-                self.timing.commits += 1
-                self.timing.ops += len(ops)
-                for callback in self.on_commit:
-                    callback(seconds, len(ops))
-                self._answered()
+                self._committed(time.perf_counter() - start, len(ops))
             out = {id(item) for item in refused}
             for item in batch:
                 _tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
+
+    def _committed(self, seconds: float, ops: int) -> None:
+        """A group commit of ``ops`` operations went through in ``seconds``."""
+        self.timing.commits += 1
+        self.timing.ops += ops
+        for callback in self.on_commit:
+            callback(seconds, ops)
+        self._answered()
 
     def _wait_before_commit(self, now: float) -> float:
         """Seconds to wait before the next group commit starts (0: at once), at the loop's time ``now``."""
