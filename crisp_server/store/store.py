@@ -286,8 +286,9 @@ class Store(Checkpoints, Reads):
             try:
                 self._write_fast(ops, self._written)
             except Exception as exc:
-                self._group_failed(batch, exc)  # it tells each room
-                batch = []
+                if self._group_failed(batch, exc):
+                    self._parts_alone(batch)
+                batch = []  # each room has been told
             else:
                 self._committed(time.perf_counter() - start, len(ops))
         for item in batch:
@@ -295,17 +296,22 @@ class Store(Checkpoints, Reads):
         if pending and self._flush_at is None and not self._task_busy:
             self._flush_at = loop.call_soon(self._ripen)
 
-    def _group_failed(self, batch: list[_Submission], exc: Exception) -> None:
-        """``_flush``'s group commit failed (and was rolled back): as in ``_write_loop``, the outage starts; if
-        the database is unreachable every room is told, else each part is written alone, each in its own
-        transaction on the same fast path (no lock, fence or resume is in the way: ``_flush_fits``)."""
+    def _group_failed(self, batch: Sequence[_Submission], exc: Exception) -> bool:
+        """A group commit failed (and was rolled back): the outage starts. Whether its parts are to be written
+        one by one: not if the database is down, full or locked (every part would fail the same way, each one
+        perhaps after a timeout): then every room is told now, suspended, and back when it answers."""
         self._written.clear()  # what it believed written may have been rolled back
         self._failed(exc)
         if unreachable(exc):
             for item in batch:
                 _tell(item, exc)
-            return
+            return False
         log.warning("a group commit failed (%s); writing its parts one by one", describe(exc))
+        return True
+
+    def _parts_alone(self, batch: Sequence[_Submission]) -> None:
+        """``_flush``'s failed group, each part in its own transaction on the same fast path (no lock, fence or
+        resume is in the way: ``_flush_fits``), as ``_write_loop`` writes them."""
         for item in batch:
             if _skipped(item):
                 continue  # its room stopped at an earlier part's failure
@@ -383,15 +389,8 @@ class Store(Checkpoints, Reads):
                     else:
                         refused = await self._commit_batch(batch, self._written)
             except Exception as exc:
-                self._written.clear()  # what it believed written may have been rolled back
-                self._failed(exc)
-                if unreachable(exc):
-                    # The database is down, full or locked: every part would fail the same way (each one
-                    # perhaps after a timeout). Their rooms are suspended and come back when it answers.
-                    for item in batch:
-                        _tell(item, exc)
+                if not self._group_failed(batch, exc):
                     continue
-                log.warning("a group commit failed (%s); writing its parts one by one", describe(exc))
                 for item in batch:
                     if _skipped(item):
                         continue  # its room stopped at an earlier part's failure
