@@ -118,6 +118,15 @@ def test_the_bare_server_plays_the_same_bots(tmp_path: Path) -> None:
     assert result["rss_after"] is not None
 
 
+def test_cpu_between_samples_is_whole_ticks_so_the_kernel_part_never_exceeds_the_whole() -> None:
+    # 10 ticks (7 user, 3 system), then 11 (7 and 4), at 100 ticks a second: the raw differences of the
+    # seconds are 0.009999999999999995 for the whole and 0.010000000000000002 for the kernel's part.
+    whole, kernel = load._spent(10 / 100, 11 / 100), load._spent(3 / 100, 4 / 100)
+    assert whole == kernel == 0.01
+    assert load._spent(None, 0.5) is None
+    assert load._spent(0.5, None) is None
+
+
 def test_the_load_test_refuses_another_machine() -> None:
     run = loadtest("--url", "http://192.0.2.10:8000", "--duration", "1")
     assert run.returncode == 2
