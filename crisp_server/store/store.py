@@ -273,13 +273,13 @@ class Store(Checkpoints, Reads):
         if wait > 0 and any(item.ops for item in pending):
             self._flush_at = loop.call_later(wait, self._flush, True)
             return
-        count = min(len(pending), BATCH)
-        if not self._flush_fits(pending, count):
-            self._hand_to_task()
-            return
-        taken = [pending.popleft() for _ in range(count)]
+        taken = [pending.popleft() for _ in range(min(len(pending), BATCH))]
         batch = [item for item in taken if not _skipped(item)]
         ops = [op for item in batch for op in item.ops]
+        if ops and not self._sync_now(batch, ops):
+            pending.extendleft(reversed(batch))  # first in line again, for the task
+            self._hand_to_task()
+            return
         if ops:
             self._last_commit = loop.time()
             start = time.perf_counter()
@@ -311,7 +311,7 @@ class Store(Checkpoints, Reads):
 
     def _parts_alone(self, batch: Sequence[_Submission]) -> None:
         """``_flush``'s failed group, each part in its own transaction on the same fast path (no lock, fence or
-        resume is in the way: ``_flush_fits``), as ``_write_loop`` writes them."""
+        resume is in the way: ``_sync_now``), as ``_write_loop`` writes them."""
         for item in batch:
             if _skipped(item):
                 continue  # its room stopped at an earlier part's failure
@@ -322,20 +322,6 @@ class Store(Checkpoints, Reads):
                 _tell(item, part_exc)
             else:
                 _tell(item, None)
-
-    def _flush_fits(self, pending: deque[_Submission], count: int) -> bool:
-        """Whether the next ``count`` submissions can be written by ``_flush``: no write transaction going on
-        (a checkpoint's second pass, a purge), no fence to check, no resume (written through SQLAlchemy)."""
-        if self._writing.locked():
-            return False
-        for i in range(count):
-            item = pending[i]
-            if item.fence is not None and self.leases is not None:
-                return False
-            for op in item.ops:
-                if isinstance(op, AddResume):
-                    return False
-        return True
 
     def _hand_to_task(self) -> None:
         self._task_busy = True
