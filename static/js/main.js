@@ -3,8 +3,8 @@
 // this page shows the state it is sent and sends what the player does.
 
 import { cardName, ev, getLang, levelName, slotName, t } from "./i18n.js";
-import { Net, saveSession } from "./net.js";
-import { SLOTS, actions, app, effects, hintMoment, mySeat, names } from "./state.js";
+import { Net, forgetSession, saveSession, sessionFor } from "./net.js";
+import { SLOTS, actions, app, effects, hintMoment, mySeat, names, revealing } from "./state.js";
 import { fly, flightsFor, positions } from "./motion.js";
 import { renderAt, toast } from "./ui.js";
 import { homeScreen } from "./screens/home.js";
@@ -14,6 +14,7 @@ import { rulesScreen } from "./screens/rules.js";
 import { tableScreen } from "./screens/table.js";
 
 const PEEK_SHOW_MS = 4000; // a Jack's or Queen's peek stays visible this long
+const REVEAL_MS = 2200; // at a round's end every hand lies face up on the table this long before the results
 
 const net = new Net({ onMessage, onStatus });
 const root = document.getElementById("app");
@@ -65,8 +66,15 @@ function onMessage(msg) {
       app.status = "closed";
       render();
       break;
-    case "left":
-      leaveRoom(null);
+    case "left": {
+      const phase = app.state?.room?.phase;
+      leaveRoom(null, Boolean(phase && phase !== "lobby" && app.state.you.seat !== null));
+      break;
+    }
+    case "room_closed":
+      net.stop();
+      app.notice = t("roomGone");
+      goHome();
       break;
     case "restarting":
       toast(t("restarting"));
@@ -89,7 +97,10 @@ function onWelcome(msg) {
   app.welcome = msg;
   app.notice = null;
   if (msg.token) {
-    app.session = { room: msg.room, token: msg.token };
+    app.session = { room: msg.room, token: msg.token, name: null, left: false };
+    saveSession(app.session);
+  } else if (msg.seat !== null && app.session?.room === msg.room && app.session.left) {
+    app.session = { ...app.session, left: false }; // the seat is taken back
     saveSession(app.session);
   }
   // Reconnecting later: come back to the same seat (or watch again).
@@ -98,6 +109,9 @@ function onWelcome(msg) {
       ? { type: "watch", room: msg.room, lang: getLang() }
       : { type: "resume", room: msg.room, token: app.session?.token, lang: getLang() };
   if (location.pathname !== `/r/${msg.room}`) history.replaceState(null, "", `/r/${msg.room}`);
+  // A link page that follows its room stays where it is until its reader joins (a seat) or taps Watch.
+  if (app.following === msg.room && msg.seat === null) return;
+  app.following = null;
   app.screen = "room";
 }
 
@@ -115,32 +129,46 @@ function onError(msg) {
   app.hintAsked = null; // an error may be the hint's answer (no_hints, nothing_to_hint, wrong_phase)
   const entryFailed = !app.welcome;
   if (entryFailed && (msg.code === "bad_token" || msg.code === "room_not_found")) {
-    if (app.session && app.session.room === (app.joinCode || app.session.room)) {
+    const room = net.room;
+    const held = room ? sessionFor(room) : null;
+    if (held) {
       // Its games may still be listed (an abandoned game ends its room): offer their records.
-      if (msg.code === "room_not_found") loadGoneGames(app.session);
-      saveSession(null);
-      app.session = null;
+      if (msg.code === "room_not_found") loadGoneGames(held);
+      forgetSession(room);
     }
+    app.session = null;
+    app.following = null;
     net.stop();
-    app.notice = msg.code === "room_not_found" ? t("roomGone") : msg.message;
+    app.notice = msg.code === "room_not_found" ? t("roomGone") : held ? t("seatGone") : msg.message;
     app.screen = "home";
     render();
     return;
   }
   if (entryFailed) net.stop();
+  if (entryFailed && app.following) {
+    app.following = null; // the link page stays as it was: joining will say what is wrong
+    render();
+    return;
+  }
   toast(msg.message);
   render();
 }
 
-function leaveRoom(notice) {
+/** Out of the room: kicked (the seat is gone), or left. A seat left during a game stays this player's,
+ * played by a computer or the time-outs: the device keeps its token so that the link page and the home
+ * screen offer to take it back. One left in the lobby is given up. */
+function leaveRoom(notice, kept = false) {
+  const session = app.session;
   net.stop();
-  saveSession(null);
+  if (session && kept) saveSession({ ...session, left: true });
+  else if (session) forgetSession(session.room);
   app.session = null;
   app.notice = notice;
   goHome();
 }
 
 function goHome() {
+  app.following = null;
   app.state = null;
   app.welcome = null;
   app.screen = "home";
@@ -157,6 +185,12 @@ function goHome() {
 function onState(msg) {
   const before = app.state;
   app.state = msg;
+  const seat = msg.you.seat;
+  const name = seat !== null ? msg.room.seats[seat]?.name : null;
+  if (app.session && app.session.room === msg.room.code && name && app.session.name !== name) {
+    app.session = { ...app.session, name }; // the home screen lists the seat by its name
+    saveSession(app.session);
+  }
   app.unavailable = null; // nothing is published while the room is unavailable: a state means it is back
   app.receivedAt = performance.now();
   const phase = msg.room.phase;
@@ -167,17 +201,25 @@ function onState(msg) {
     app.queen = null;
     if (phase !== "peek") dropDealPeeks();
     if (phase === "round_over" || phase === "game_over") checkDeck(msg.room.fair);
+    // The round's last moves were just seen: every hand turns face up on the table before the results.
+    if (before.room.phase === "play" && (phase === "round_over" || phase === "game_over")) {
+      app.revealUntil = performance.now() + REVEAL_MS;
+      renderAt(app.revealUntil);
+    }
+    // The lobby's comings and goings are over once the cards are dealt.
+    if (before.room.phase === "lobby") app.lines = [];
   }
+  if (phase !== "round_over" && phase !== "game_over") app.revealUntil = 0;
   if (!msg.you.can.includes("queen")) app.queen = null;
   if (app.hint && app.hint.moment !== hintMoment()) app.hint = null;
   for (const e of msg.events || []) onEvent(e, before);
   const where = positions(); // the cards as they are on screen before this update is drawn
   const flights = flightsFor(msg.events || [], msg.you.seat, msg.you.drawn_card);
-  if (phase !== "lobby") effects.keepAwake();
+  if (phase !== "lobby" && app.screen === "room") effects.keepAwake();
   else effects.release();
   if (!before && (phase === "round_over" || phase === "game_over")) checkDeck(msg.room.fair);
   render();
-  if (phase === "play") fly(flights, where); // at the round's end the results cover the table
+  if (phase === "play" || revealing()) fly(flights, where); // the results cover the table after the reveal
   if (flights.length || Object.keys(app.touched).length) renderAt(performance.now() + 1600); // the marks fade
 }
 
@@ -188,6 +230,8 @@ function dropDealPeeks() {
 function onEvent(e, before) {
   const me = mySeat();
   const who = (seat) => names()[seat] ?? "?";
+  // Your own moves read in the second person ("You discarded ..."): the same words, another key.
+  const said = (key, ...args) => ev(e.seat === me && me !== null ? `${key}You` : key, ...args);
   let line = null;
   switch (e.type) {
     case "card_shown":
@@ -197,17 +241,17 @@ function onEvent(e, before) {
       }
       break;
     case "drew":
-      line = e.source === "discard" ? ev("drewDiscard", who(e.seat), cardName(e.card)) : ev("drewDeck", who(e.seat));
+      line = e.source === "discard" ? said("drewDiscard", who(e.seat), cardName(e.card)) : said("drewDeck", who(e.seat));
       break;
     case "swapped":
       if (e.seat === me) delete app.peeks[e.slot];
-      line = ev("swapped", who(e.seat), slotName(e.slot), cardName(e.discarded));
+      line = said("swapped", who(e.seat), slotName(e.slot), cardName(e.discarded));
       break;
     case "discarded":
-      line = ev("discarded", who(e.seat), cardName(e.card));
+      line = said("discarded", who(e.seat), cardName(e.card));
       break;
     case "jack_used":
-      line = ev("jack", who(e.seat));
+      line = said("jack", who(e.seat));
       break;
     case "queen_used":
       // The cards that moved are no longer the ones peeked at; a card_shown for the new one follows.
@@ -219,16 +263,16 @@ function onEvent(e, before) {
       break;
     case "king_used":
       app.kingTurn = e.seat; // the moves of this turn from now on are the King's extra moves
-      line = ev("king", who(e.seat), 2);
+      line = said("king", who(e.seat), 2);
       break;
     case "timed_out":
-      line = ev("timedOut", who(e.seat), cardName(e.discarded));
+      line = said("timedOut", who(e.seat), cardName(e.discarded));
       break;
     case "pile_turned":
       line = ev("pileTurned");
       break;
     case "crisp_called":
-      line = ev("crisp", who(e.seat));
+      line = said("crisp", who(e.seat));
       effects.signal("crisp");
       break;
     case "turn_started":
@@ -368,8 +412,10 @@ setInterval(tick, 250);
 
 async function start() {
   const code = app.joinCode;
-  if (code && app.session && app.session.room === code) {
-    enter({ type: "resume", room: code, token: app.session.token });
+  const held = code ? sessionFor(code) : null;
+  if (held && !held.left) {
+    app.session = held;
+    enter({ type: "resume", room: code, token: held.token });
     return;
   }
   if (code) {
@@ -384,6 +430,15 @@ async function start() {
     }
   }
   render();
+  if (app.roomInfo?.code === code) follow(code);
+}
+
+/** Follow the linked room live (as a spectator the room counts) until its reader joins, watches or leaves
+ * the page: the players who sit down, the game that starts, the seats that open again. */
+function follow(code) {
+  app.following = code;
+  app.session = sessionFor(code);
+  net.start({ type: "watch", room: code, lang: getLang() });
 }
 
 start();

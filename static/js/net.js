@@ -7,27 +7,60 @@
 // room in its URL (`/ws?room=CODE`, once the code is known) so that the proxy takes it to the node that
 // owns the room, and a close with CLOSE_MOVED (the room went to another node) is followed at once.
 
-const SESSION_KEY = "crisp.session";
+const SESSIONS_KEY = "crisp.sessions";
+const LEGACY_SESSION_KEY = "crisp.session"; // one seat only, as older pages kept it
+const MAX_SESSIONS = 6;
 const PING_EVERY_MS = 1500;
 const DEAD_AFTER_MS = 3500;
 const CLOSE_MOVED = 4005; // after `moved` (or alone): the room now lives on another node
 
-export function loadSession() {
+// The seats this device holds, newest first: {room, token, name, left}. `left`: the player tapped Leave
+// during a game; the seat is still theirs (a computer or the time-outs play it) and the token takes it
+// back, but the page does not do so on its own.
+
+function readSessions() {
   try {
-    const raw = localStorage.getItem(SESSION_KEY);
-    return raw ? JSON.parse(raw) : null;
+    const list = JSON.parse(localStorage.getItem(SESSIONS_KEY) || "[]");
+    const sessions = Array.isArray(list) ? list.filter((s) => s && typeof s.room === "string" && typeof s.token === "string") : [];
+    const legacy = JSON.parse(localStorage.getItem(LEGACY_SESSION_KEY) || "null");
+    if (legacy && typeof legacy.room === "string" && typeof legacy.token === "string") {
+      localStorage.removeItem(LEGACY_SESSION_KEY);
+      if (!sessions.some((s) => s.room === legacy.room)) sessions.unshift({ room: legacy.room, token: legacy.token, name: null, left: false });
+      writeSessions(sessions);
+    }
+    return sessions;
   } catch {
-    return null;
+    return [];
   }
 }
 
-export function saveSession(session) {
+function writeSessions(sessions) {
   try {
-    if (session) localStorage.setItem(SESSION_KEY, JSON.stringify(session));
-    else localStorage.removeItem(SESSION_KEY);
+    localStorage.setItem(SESSIONS_KEY, JSON.stringify(sessions.slice(0, MAX_SESSIONS)));
   } catch {
-    /* private mode: the seat is kept for this page only */
+    /* private mode: the seats are kept for this page only */
   }
+}
+
+/** Every seat this device holds, newest first. */
+export function loadSessions() {
+  return readSessions();
+}
+
+/** The seat this device holds in `room`, or null. */
+export function sessionFor(room) {
+  return readSessions().find((s) => s.room === room) ?? null;
+}
+
+/** Keep (or update) the seat in `session.room`, as the newest. */
+export function saveSession(session) {
+  const rest = readSessions().filter((s) => s.room !== session.room);
+  writeSessions([{ name: null, left: false, ...session }, ...rest]);
+}
+
+/** Forget the seat in `room` (given up, removed, or the room is gone). */
+export function forgetSession(room) {
+  writeSessions(readSessions().filter((s) => s.room !== room));
 }
 
 export class Net {

@@ -2,7 +2,6 @@
 // screens call to act (main.js fills them in: it owns the connection and the drawing).
 
 import { Effects } from "./effects.js";
-import { loadSession } from "./net.js";
 
 export const SLOTS = ["left", "middle", "right"];
 
@@ -12,7 +11,8 @@ export const app = {
   status: "idle",
   state: null,
   welcome: null,
-  session: loadSession(),
+  session: null, // {room, token, name, left} of the seat this page is in (net.js keeps every seat held)
+  following: null, // the code of the room a link page follows live (a spectator's connection) before joining
   lines: [],
   peeks: {}, // slot -> {card, until, why}
   queen: null, // the Queen flow: {slot} once the own card is picked
@@ -31,6 +31,9 @@ export const app = {
   newBotLevel: "normal", // the level the host's next computer player gets
   hint: null, // {move, text, moment}: the hint shown for this moment of the game (see hintMoment)
   hintAsked: null, // the moment a hint was asked for, until the answer comes
+  draftName: null, // the name field's text as typed (kept across redraws), null until typed in
+  draftCode: "", // the room code field's text as typed
+  revealUntil: 0, // page time until which a round's end shows every hand on the table, before the results
 };
 
 export const effects = new Effects();
@@ -69,4 +72,9 @@ export function hintMoment() {
   const r = s?.table?.round;
   if (!s || !r) return null;
   return JSON.stringify([s.room.phase, r.index, r.turn, r.drawn ? r.drawn.card ?? "held" : null, r.extra_moves, r.discard.length, s.you.can]);
+}
+
+/** Whether the table shows the round's hands face up now, at a round's end (the results wait for it). */
+export function revealing() {
+  return app.revealUntil > performance.now();
 }

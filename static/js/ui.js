@@ -67,8 +67,92 @@ export function openRules(anchor = null) {
   else window.scrollTo(0, 0);
 }
 
-export function confirmLeave() {
-  if (window.confirm(t("leaveConfirm"))) actions.send({ type: "leave" });
+const NAME_KEY = "crisp.name";
+
+/** The name this device used last ("" the first time). */
+export function savedName() {
+  try {
+    return localStorage.getItem(NAME_KEY) || "";
+  } catch {
+    return "";
+  }
+}
+
+/** The name typed in `input`, remembered for next time; or null once the field has asked for one. */
+export function askName(input) {
+  const name = input ? input.value.trim() : "";
+  if (!name) {
+    input?.setCustomValidity(t("nameNeeded"));
+    input?.reportValidity();
+    input?.focus();
+    return null;
+  }
+  try {
+    localStorage.setItem(NAME_KEY, name);
+  } catch {
+    /* no storage */
+  }
+  return name;
+}
+
+/** A name field: one per screen, id "name"; it asks again once the player types. What is typed is kept
+ * in `app.draftName`: a screen that follows a room live is drawn anew on every update. */
+export function nameField() {
+  return h("input", {
+    id: "name",
+    name: "name",
+    autocomplete: "nickname",
+    maxlength: 20,
+    "data-key": "name",
+    value: app.draftName ?? savedName(),
+    oninput: (e) => {
+      e.target.setCustomValidity("");
+      app.draftName = e.target.value;
+    },
+  });
+}
+
+let openDialog = null;
+
+/** Ask before something that cannot be undone by a tap: an in-page dialog (outside #app, which is drawn
+ * anew on every update) with Cancel first; resolves true if `confirm` was chosen. Escape cancels. */
+export function confirmDialog(question, detail, confirm) {
+  openDialog?.close();
+  return new Promise((resolve) => {
+    const dialog = h(
+      "dialog",
+      { class: "confirm", "aria-labelledby": "confirm-question", "aria-describedby": detail ? "confirm-detail" : null },
+      h("p", { id: "confirm-question", class: "confirm-question" }, question),
+      detail ? h("p", { id: "confirm-detail", class: "muted" }, detail) : null,
+      h(
+        "div",
+        { class: "row confirm-buttons" },
+        h("button", { class: "secondary", "data-key": "confirm-cancel", onclick: () => dialog.close("cancel") }, t("cancel")),
+        h("button", { class: "primary danger-fill", "data-key": "confirm-ok", onclick: () => dialog.close("ok") }, confirm),
+      ),
+    );
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      if (openDialog === dialog) openDialog = null;
+      resolve(dialog.returnValue === "ok");
+    });
+    document.body.append(dialog);
+    openDialog = dialog;
+    dialog.showModal();
+  });
+}
+
+/** Leave, once the player knows what happens to their seat: given up in the lobby; during a game a
+ * computer (the stand-in option) or the time-outs play it until they take it back. */
+export async function confirmLeave() {
+  const s = app.state;
+  const seated = s && s.you.seat !== null;
+  const inGame = s && s.room.phase !== "lobby";
+  let detail = null;
+  if (!seated) detail = null;
+  else if (!inGame) detail = t("leaveLobbyDetail");
+  else detail = s.room.options.stand_in ? t("leaveStandInDetail") : t("leaveTimeoutDetail");
+  if (await confirmDialog(seated ? t("leaveConfirm") : t("stopWatchingConfirm"), detail, t("leave"))) actions.send({ type: "leave" });
 }
 
 function toggleButton(key, label, pressed, toggle) {

@@ -67,7 +67,7 @@ def test_discard_what_would_not_help_and_look_with_a_jack() -> None:
     assert h is not None
     assert h.message == {"type": "discard"}
     assert h.text("en") == "Discard: the 9 would not lower your sum."
-    assert h.text("de") == "Wirf sie ab: 9 würde deine Summe nicht senken."
+    assert h.text("de") == "Leg sie ab: 9 würde deine Summe nicht senken."
     jack = Seat(_deck(["AS", "2H", "2S"], ["5D", "6D", "7D"], "JC"))
     jack.feed(jack.game.apply(Draw(0)))
     h = hint(jack.memory)

@@ -140,7 +140,7 @@ def open_page(
 
 def join(page: Page, base: str, code: str, name: str) -> None:
     page.goto(f"{base}/r/{code}")
-    page.fill("#join-name", name)
+    page.fill("#name", name)
     page.locator('[data-key="join"]').click()
     expect(page.locator(".lobby")).to_be_visible()
 

@@ -64,7 +64,6 @@ class Checked:
         self.context, self.page = open_page(browser, 360, 640, locale=locale, dark=dark)
         self.errors: list[str] = []
         watch(self.page, self.errors)
-        self.page.on("dialog", lambda d: d.accept())  # "Leave this room?"
 
     def tap(self, key: str) -> None:
         button = self.page.locator(f'[data-key="{key}"]')
@@ -85,7 +84,7 @@ def accessibility_problems(page: Page) -> list[str]:
 
 def create_room(page: Page, base: str, name: str) -> str:
     page.goto(base)
-    page.fill("#create-name", name)
+    page.fill("#name", name)
     page.locator('[data-key="create"]').click()
     expect(page.locator(".lobby")).to_be_visible()
     return page.locator(".lobby .code-badge").inner_text().strip()
@@ -95,7 +94,7 @@ def host_and_guest(base: str, host: Checked, guest: Checked) -> None:
     """Ana makes a room on ``host``; Ben joins it on ``guest`` by its link."""
     code = create_room(host.page, base, "Ana")
     guest.page.goto(f"{base}/r/{code}")
-    guest.page.fill("#join-name", "Ben")
+    guest.page.fill("#name", "Ben")
     guest.tap("join")
     expect(host.page.locator(".seats li")).to_have_count(2)
 
@@ -190,6 +189,8 @@ def test_the_host_adds_removes_and_sets_the_level_of_computer_players(browser: B
         host.page.screenshot(path=str(shots / "bots-lobby-host.png"), full_page=True)
         guest.page.screenshot(path=str(shots / "bots-lobby-guest-de-dark.png"), full_page=True)
         host.tap("remove-bot-2")
+        expect(host.page.get_by_role("dialog")).to_contain_text("Remove the computer player")
+        host.tap("confirm-ok")
         expect(badges).to_have_text(["🤖 Schwer"])
         expect(host.page.locator('[data-key="bot-level-2"]')).to_have_value("hard")  # seats after it moved up
         # The stand-in option, with its one-line explanation, reaches every lobby.
@@ -227,7 +228,7 @@ def test_play_against_the_computer_starts_at_once_and_gives_hints(browser: Brows
         expect(page.locator(".practice h2")).to_have_text("Gegen den Computer spielen")
         expect(page.locator('[data-key="practice-bots"]')).to_have_value("3")  # three of level normal at first
         expect(page.locator('[data-key="practice-normal"]')).to_be_checked()
-        page.fill("#practice-name", "Ana")
+        page.fill("#name", "Ana")
         page.select_option('[data-key="practice-bots"]', "2")
         page.get_by_role("radio", name="Schwer").click()
         page.screenshot(path=str(shots / "bots-home-de.png"), full_page=True)
@@ -289,6 +290,8 @@ def test_a_player_who_leaves_is_played_for_by_a_computer(browser: Browser, base:
         for phone in (host, guest):
             expect(phone.page.locator('[data-key="hint"]')).to_have_count(0)
         guest.tap("leave")
+        expect(guest.page.get_by_role("dialog")).to_contain_text("Ein Computer spielt für dich")
+        guest.tap("confirm-ok")
         ben = host.page.locator(".seat .seat-name.stand-in")
         expect(ben).to_have_attribute("title", "A computer player is playing for Ben")
         expect(ben).to_contain_text("Ben")

@@ -61,7 +61,7 @@ def test_the_table_fits_without_scrolling(browser: Browser, base: str, shots: Pa
     page = context.new_page()
     try:
         page.goto(f"{base}/r/{table.code}")
-        page.fill("#join-name", "Me")
+        page.fill("#name", "Me")
         page.locator('[data-key="join"]').click()
         expect(page.locator(".lobby")).to_be_visible()
         table.go.set()

@@ -23,10 +23,10 @@ new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__shifts.push(entry.value);
 }).observe({ type: "layout-shift", buffered: true });
 // Each screen is drawn anew (new nodes are not "shifted"), so CLS misses a line that arrives late and pushes
-// the form down: the room code's field is followed on every frame instead.
+// the form down: the link's Join button is followed on every frame instead.
 window.__tops = [];
 const follow = () => {
-  const field = document.getElementById("join-code");
+  const field = document.querySelector('[data-key="join"]');
   const top = field && Math.round(field.getBoundingClientRect().top + window.scrollY);
   if (field && window.__tops.at(-1) !== top) window.__tops.push(top);
   requestAnimationFrame(follow);

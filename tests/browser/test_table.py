@@ -113,7 +113,7 @@ def test_every_option_round_trips_to_every_lobby(browser: Browser, base: str) ->
     guest_context, guest = open_page(browser, 360, 640, locale="de-DE")
     try:
         host.goto(base)
-        host.fill("#create-name", "Ana")
+        host.fill("#name", "Ana")
         host.locator('[data-key="create"]').click()
         expect(host.locator(".lobby")).to_be_visible()
         code = host.locator(".code-badge").inner_text().strip()

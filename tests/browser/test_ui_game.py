@@ -91,16 +91,16 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ana.page.goto(base)
         expect(ana.page.locator("h1.logo")).to_have_text("Crisp")
         ana.shot("home", axe)
-        ana.page.fill("#create-name", "Ana")
+        ana.page.fill("#name", "Ana")
         ana.click("create")
         expect(ana.page.locator(".lobby")).to_be_visible()
         link = ana.page.locator(".link-text").inner_text()
         assert link.startswith(base + "/r/")
         for phone, name in ((ben, "Ben"), (cem, "Cem")):
-            phone.page.goto(link)  # the shared link opens the join form with the code filled in
-            expect(phone.page.locator("#join-code")).to_have_value(link.rsplit("/", 1)[1])
+            phone.page.goto(link)  # the shared link opens the room's own join card
+            expect(phone.page.get_by_role("heading", name=f"Room {link.rsplit('/', 1)[1]}")).to_be_visible()
             phone.shot("join", axe)
-            phone.page.fill("#join-name", name)
+            phone.page.fill("#name", name)
             phone.click("join")
             expect(phone.page.locator(".lobby")).to_be_visible()
         expect(ana.page.locator(".seats li")).to_have_count(3)

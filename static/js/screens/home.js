@@ -1,15 +1,24 @@
-// Home: create a room, join one (opening /r/CODE fills the code in), or play against computer players at
-// once.
+// Home: one name for every way in; play against computer players at once, make a room, join one. Opening
+// /r/CODE (the link a host shares) puts that room first and follows it live: its players, whether it has
+// started, and the seat this device may take back.
 
 import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
+import { loadSessions } from "../net.js";
 import { actions, app } from "../state.js";
-import { LEVELS, goneGamesPanel, topButtons } from "../ui.js";
+import { LEVELS, askName, goneGamesPanel, nameField, topButtons } from "../ui.js";
 
 const enter = (message) => actions.enter(message);
 
+/** Back to a seat this device holds (after Leave, a closed tab, another room). */
+function resumeSeat(session) {
+  app.session = session;
+  enter({ type: "resume", room: session.room, token: session.token });
+}
+
 const PRACTICE_KEY = "crisp.practice";
 const MAX_BOTS = 7;
+const MAX_SEATS = 8;
 
 /** The last game against the computer's choice, {bots, level}: three of level normal the first time. */
 function practiceChoice() {
@@ -35,46 +44,151 @@ function savePracticeChoice(choice) {
   }
 }
 
-export function homeScreen() {
-  const session = app.session;
-  const code = app.joinCode;
-  const nameField = (id) =>
-    h("input", {
-      id,
-      name: "name",
-      autocomplete: "nickname",
-      maxlength: 20,
-      required: true,
-      "data-key": id,
-      value: localStorage.getItem("crisp.name") || "",
-    });
-  const remember = (form) => {
-    const name = form.elements.name.value.trim();
-    try {
-      localStorage.setItem("crisp.name", name);
-    } catch {
-      /* no storage */
-    }
-    return name;
-  };
-  const createForm = h(
+/** The name typed in the one name field, or null after asking for one. */
+function nameOrAsk() {
+  return askName(document.getElementById("name"));
+}
+
+function nameCard() {
+  return h(
+    "div",
+    { class: "card-panel name-panel" },
+    h("label", { for: "name" }, t("yourName")),
+    nameField(),
+  );
+}
+
+/** The room this link names, as it is now: the live room while the page follows it, else what the page
+ * was told when it opened. {players, phase, joinable} or null when unknown. */
+function linkedRoom(code) {
+  const live = app.following === code && app.state?.room?.code === code ? app.state.room : null;
+  if (live) {
+    const players = live.seats.map((s) => s.name);
+    return { players, phase: live.phase, joinable: live.phase === "lobby" && players.length < MAX_SEATS, live: true };
+  }
+  const info = app.roomInfo && app.roomInfo.code === code ? app.roomInfo : null;
+  return info ? { players: info.players, phase: info.phase, joinable: info.joinable, live: false } : null;
+}
+
+/** Watch the room this page follows (already a spectator: just show the table), or start watching it. */
+function watchRoom(code) {
+  if (app.following === code && app.welcome) {
+    app.following = null;
+    app.screen = "room";
+    actions.render();
+  } else enter({ type: "watch", room: code });
+}
+
+/** The linked room first: join it, take your seat back, or watch it once it has started or is full. */
+function linkCard(code) {
+  const room = linkedRoom(code);
+  const mine = loadSessions().find((s) => s.room === code);
+  const busy = app.busy;
+  let body;
+  if (mine) {
+    // This device holds a seat here that its player left: a computer or the time-outs play it meanwhile.
+    body = [
+      h("p", { class: "late" }, t("seatHeld")),
+      h(
+        "button",
+        { class: "primary big", type: "button", "data-key": "take-back", disabled: busy, onclick: () => resumeSeat(mine) },
+        t("takeSeatBack"),
+      ),
+      h("button", { class: "secondary", type: "button", "data-key": "watch", disabled: busy, onclick: () => watchRoom(code) }, t("watch")),
+    ];
+  } else if (!room || room.joinable) {
+    body = h(
+      "button",
+      {
+        class: "primary big",
+        type: "button",
+        "data-key": "join",
+        disabled: busy,
+        onclick: () => {
+          const name = nameOrAsk();
+          if (!name) return;
+          // Following the room already: the same connection takes the seat.
+          if (app.following === code && app.welcome) actions.send({ type: "sit", name });
+          else enter({ type: "join", room: code, name });
+        },
+      },
+      t("join"),
+    );
+  } else {
+    body = [
+      h("p", { class: "late" }, room.phase === "lobby" ? t("roomFullLate") : t("gameStartedLate")),
+      h("button", { class: "primary big", type: "button", "data-key": "watch", disabled: busy, onclick: () => watchRoom(code) }, t("watch")),
+    ];
+  }
+  return h(
+    "div",
+    { class: "card-panel link-room", "aria-live": "polite" },
+    h("h2", {}, t("roomTitle", code)),
+    room && room.players.length
+      ? h("p", { class: "muted" }, `${t("players")} (${room.players.length}/${MAX_SEATS}): ${room.players.join(", ")}`)
+      : null,
+    body,
+  );
+}
+
+/** Make a room for friends, or (without a link) join one by its code. */
+function friendsCard(code) {
+  return h(
     "form",
     {
-      class: "card-panel",
+      class: "card-panel friends",
       onsubmit: (e) => {
         e.preventDefault();
-        const name = remember(e.target);
-        if (name) enter({ type: "create", name });
+        const room = e.target.elements.code.value.trim().toUpperCase();
+        const name = nameOrAsk();
+        if (name && room) enter({ type: "join", room, name });
       },
     },
-    h("h2", {}, t("createRoom")),
-    h("label", { for: "create-name" }, t("yourName")),
-    nameField("create-name"),
-    h("button", { class: "primary big", type: "submit", "data-key": "create", disabled: app.busy }, t("createRoom")),
+    h("h2", {}, t("withFriends")),
+    h(
+      "button",
+      {
+        class: "primary big",
+        type: "button",
+        "data-key": "create",
+        disabled: app.busy,
+        onclick: () => {
+          const name = nameOrAsk();
+          if (name) enter({ type: "create", name });
+        },
+      },
+      t("createRoom"),
+    ),
+    code ? null : h("label", { for: "join-code" }, t("orJoinCode")),
+    code
+      ? null
+      : h(
+      "div",
+      { class: "row join-row" },
+      h("input", {
+        id: "join-code",
+        name: "code",
+        autocomplete: "off",
+        autocapitalize: "characters",
+        spellcheck: "false",
+        maxlength: 8,
+        required: true,
+        "data-key": "join-code",
+        class: "code",
+        value: app.draftCode,
+        oninput: (e) => {
+          app.draftCode = e.target.value;
+        },
+      }),
+      h("button", { class: "secondary", type: "submit", "data-key": "join-by-code", disabled: app.busy }, t("join")),
+    ),
   );
+}
+
+/** A room with computer players only besides you: the game starts as soon as the room is made. */
+function practiceCard() {
   const choice = practiceChoice();
-  // A room with computer players only besides you: the game starts as soon as the room is made.
-  const practiceForm = h(
+  return h(
     "form",
     {
       class: "card-panel practice",
@@ -82,103 +196,88 @@ export function homeScreen() {
       onchange: (e) => savePracticeChoice(chosen(e.currentTarget)),
       onsubmit: (e) => {
         e.preventDefault();
-        const name = remember(e.target);
+        const name = nameOrAsk();
         if (name) enter({ type: "create", name, ...chosen(e.target) });
       },
     },
     h("h2", {}, t("playComputer")),
-    h("p", { class: "muted" }, t("playComputerHint")),
-    h("label", { for: "practice-name" }, t("yourName")),
-    nameField("practice-name"),
     h(
-      "label",
-      { class: "option" },
-      h("span", {}, t("computerPlayers")),
+      "div",
+      { class: "practice-choice" },
       h(
-        "select",
-        { name: "bots", "data-key": "practice-bots" },
-        Array.from({ length: MAX_BOTS }, (_, k) => k + 1).map((n) => h("option", { value: n, selected: n === choice.bots }, String(n))),
-      ),
-    ),
-    h(
-      "fieldset",
-      { class: "levels" },
-      h("legend", {}, t("level")),
-      LEVELS.map((level) =>
+        "label",
+        { class: "option" },
+        h("span", {}, t("computerPlayers")),
         h(
-          "label",
-          { class: "level-choice" },
-          h("input", { type: "radio", name: "level", value: level, checked: level === choice.level, "data-key": `practice-${level}` }),
-          h("span", {}, levelName(level)),
+          "select",
+          { name: "bots", "data-key": "practice-bots" },
+          Array.from({ length: MAX_BOTS }, (_, k) => k + 1).map((n) => h("option", { value: n, selected: n === choice.bots }, String(n))),
+        ),
+      ),
+      h(
+        "fieldset",
+        { class: "levels" },
+        h("legend", {}, t("level")),
+        LEVELS.map((level) =>
+          h(
+            "label",
+            { class: "level-choice" },
+            h("input", { type: "radio", name: "level", value: level, checked: level === choice.level, "data-key": `practice-${level}` }),
+            h("span", {}, levelName(level)),
+          ),
         ),
       ),
     ),
     h("button", { class: "primary big", type: "submit", "data-key": "practice", disabled: app.busy }, t("playNow")),
+    h("p", { class: "muted small-print" }, t("playComputerHint")),
   );
-  const info = app.roomInfo && app.roomInfo.code === code ? app.roomInfo : null;
-  // A friend who comes after the start (or to a full room) cannot join: watching is what is offered.
-  const late = Boolean(info && !info.joinable);
-  const joinForm = h(
-    "form",
-    {
-      class: "card-panel",
-      onsubmit: (e) => {
-        e.preventDefault();
-        if (late) return enter({ type: "watch", room: code });
-        const name = remember(e.target);
-        const room = e.target.elements.code.value.trim().toUpperCase();
-        if (name && room) enter({ type: "join", room, name });
-      },
-    },
-    h("h2", {}, late ? t("watchGame") : t("joinRoom")),
-    info && info.players.length ? h("p", { class: "muted" }, `${t("players")}: ${info.players.join(", ")}`) : null,
-    h("label", { for: "join-code" }, t("roomCode")),
-    h("input", {
-      id: "join-code",
-      name: "code",
-      value: code,
-      autocomplete: "off",
-      autocapitalize: "characters",
-      spellcheck: "false",
-      maxlength: 8,
-      required: true,
-      "data-key": "join-code",
-      class: "code",
-    }),
-    late ? null : h("label", { for: "join-name" }, t("yourName")),
-    late ? null : nameField("join-name"),
-    late ? null : h("button", { class: "primary big", type: "submit", "data-key": "join", disabled: app.busy }, t("join")),
-    info && info.watchable
-      ? [
-          h("p", { class: "late" }, info.phase === "lobby" ? t("roomFullLate") : t("gameStartedLate")),
+}
+
+/** The other rooms this device holds a seat in: back to the table, or the seat taken back after Leave. */
+function yourRooms(code) {
+  const sessions = loadSessions().filter((s) => s.room !== code);
+  if (!sessions.length || app.notice) return null;
+  return h(
+    "div",
+    { class: "card-panel your-rooms" },
+    h("h2", {}, t("yourRooms")),
+    h(
+      "ul",
+      { class: "room-list" },
+      sessions.map((s) =>
+        h(
+          "li",
+          {},
+          h("span", {}, h("span", { class: "code-badge small" }, s.room), s.name ? ` ${s.name}` : null, s.left ? h("span", { class: "muted" }, ` · ${t("youLeft")}`) : null),
           h(
             "button",
-            { class: late ? "primary big" : "secondary", type: "button", "data-key": "watch", disabled: app.busy, onclick: () => enter({ type: "watch", room: code }) },
-            t("watch"),
+            {
+              class: s.left ? "secondary" : "primary",
+              "data-key": `resume-${s.room}`,
+              disabled: app.busy,
+              onclick: () => resumeSeat(s),
+            },
+            s.left ? t("takeSeatBack") : t("backToTable"),
           ),
-        ]
-      : null,
+        ),
+      ),
+    ),
   );
-  const back =
-    session && !app.notice
-      ? h(
-          "button",
-          {
-            class: "primary big",
-            "data-key": "resume",
-            onclick: () => enter({ type: "resume", room: session.room, token: session.token }),
-          },
-          `${t("join")} ${session.room}`,
-        )
-      : null;
+}
+
+export function homeScreen() {
+  const code = app.joinCode;
   return h(
     "section",
-    { class: "screen home" },
+    { class: `screen home${code ? " with-link" : ""}` },
     topButtons(),
     h("header", { class: "hero" }, h("h1", { class: "logo" }, "Crisp"), h("p", { class: "tagline" }, t("tagline"))),
     app.notice ? h("p", { class: "notice", role: "alert" }, app.notice) : null,
     goneGamesPanel(),
-    back,
-    code ? [joinForm, createForm, practiceForm] : [createForm, practiceForm, joinForm],
+    yourRooms(code),
+    nameCard(),
+    code ? linkCard(code) : null,
+    practiceCard(),
+    friendsCard(code),
   );
 }

@@ -4,7 +4,7 @@
 import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
 import { actions, app } from "../state.js";
-import { LEVELS, confirmLeave, historyPanel, robot, toast, topButtons } from "../ui.js";
+import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons } from "../ui.js";
 
 const send = (message) => actions.send(message);
 
@@ -84,6 +84,7 @@ export function lobbyScreen() {
       isHost && room.seats.length < 8 ? addBotRow() : null,
       room.spectators ? h("p", { class: "muted" }, t("spectators", room.spectators)) : null,
     ),
+    you.seat === null ? sitCard(room) : null,
     h(
       "div",
       { class: "card-panel" },
@@ -135,7 +136,7 @@ function seatRow(s, i, room, you) {
             class: "small danger",
             "data-key": s.bot ? `remove-bot-${i}` : `kick-${i}`,
             "aria-label": t("kickLabel", s.name),
-            onclick: () => send(s.bot ? { type: "remove_bot", seat: i } : { type: "kick", seat: i }),
+            onclick: () => removeSeat(s),
           },
           t("kick"),
         )
@@ -149,6 +150,38 @@ function seatRow(s, i, room, you) {
     i === room.host ? h("span", { class: "badge" }, t("host")) : null,
     level || remove ? h("span", { class: "seat-controls" }, level, remove) : null,
   );
+}
+
+/** A spectator in the lobby (after a game, or a full room that has a seat again) takes a free seat. */
+function sitCard(room) {
+  if (room.seats.length >= 8) return h("div", { class: "card-panel" }, h("p", { class: "muted" }, t("roomFullNow")));
+  return h(
+    "form",
+    {
+      class: "card-panel sit",
+      onsubmit: (e) => {
+        e.preventDefault();
+        const name = askName(e.target.elements.name);
+        if (!name) return;
+        send({ type: "sit", name });
+      },
+    },
+    h("h2", {}, t("takeASeat")),
+    h("label", { for: "name" }, t("yourName")),
+    nameField(),
+    h("button", { class: "primary big", type: "submit", "data-key": "sit" }, t("sitDown")),
+  );
+}
+
+/** Remove a computer player or ask a person to leave, once the host confirms. The seats may move while the
+ * question is open (someone leaves): the seat is found again by its name, and nothing happens if it went. */
+async function removeSeat(seat) {
+  const question = seat.bot ? t("removeBotConfirm", seat.name) : t("kickConfirm", seat.name);
+  if (!(await confirmDialog(question, null, t("kick")))) return;
+  const seats = app.state?.room?.seats ?? [];
+  const index = seats.findIndex((s) => s.name === seat.name);
+  if (index < 0 || app.state.room.phase !== "lobby") return;
+  send(seats[index].bot ? { type: "remove_bot", seat: index } : { type: "kick", seat: index });
 }
 
 /** The host's "add a computer player" (while a seat is free): its level, then the button. */

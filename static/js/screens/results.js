@@ -68,6 +68,15 @@ function callerLine(r, room) {
   return h("p", { class: "caller-line" }, t("callerBeaten", name, rivals.map((i) => room.seats[i]?.name ?? "").join(", "), rivals.length));
 }
 
+/** Why the game ended: who reached the score limit ("Ben reached the limit of 50 points"). */
+function endLine(table, room) {
+  const limit = table.options.score_limit;
+  const reached = room.seats.map((_, i) => i).filter((i) => table.totals[i] >= limit);
+  if (!reached.length) return null;
+  const names = reached.map((i) => `${room.seats[i]?.name ?? ""} (${table.totals[i]})`);
+  return h("p", { class: "end-line" }, t("gameEndedBy", names.join(", "), limit, reached.length));
+}
+
 /** Every round's points so far, one row per player (a long game scrolls sideways inside its box). */
 function scoreboard(table, room) {
   return h(
@@ -76,7 +85,7 @@ function scoreboard(table, room) {
     h(
       "table",
       { class: "scores" },
-      h("caption", {}, t("scoreboard")),
+      h("caption", {}, t("scoreboardTo", table.options.score_limit)),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("player"))), table.scores.map((_, k) => h("th", { scope: "col" }, t("roundShort", k + 1))), h("th", { scope: "col" }, t("total")))),
       h(
         "tbody",
@@ -114,6 +123,7 @@ export function roundOverlay() {
       { class: "results-body" },
       h("h2", { id: "results-title" }, title),
       over && winners.length > 1 ? h("p", {}, `${t("winners")}: ${winners.map((w) => room.seats[w]?.name).join(", ")}`) : null,
+      over ? endLine(table, room) : null,
       callerLine(r, room),
       roundTable(r, table, room, over),
       fairLine(check),

@@ -3,7 +3,7 @@
 import { cardFace, spoken } from "../cards.js";
 import { h } from "../dom.js";
 import { cardName, getLang, slotLabel, slotName, t } from "../i18n.js";
-import { SLOTS, actions, app, clockIn, effects, hintMoment, mySeat } from "../state.js";
+import { SLOTS, actions, app, clockIn, effects, hintMoment, mySeat, revealing } from "../state.js";
 import { confirmLeave, langButton, openRules, renderAt, ring, robot } from "../ui.js";
 import { touched } from "../motion.js";
 import { roundOverlay } from "./results.js";
@@ -21,15 +21,17 @@ export function tableScreen() {
   const order = me === null ? [...Array(n).keys()] : [...Array(n - 1).keys()].map((k) => (me + 1 + k) % n);
   const phase = room.phase;
   const myTurn = phase === "play" && r && r.turn === me;
+  const ended = phase === "round_over" || phase === "game_over";
+  const reveal = ended && revealing();
   shownNow.clear();
   const screen = h(
     "section",
-    { class: `screen table phase-${phase} seats-${n}` },
+    { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}` },
     tableBar(),
     h("div", { class: "opponents", role: "list" }, order.map((s) => seatBox(s))),
     phase === "peek" ? peekPanel() : centerArea(r, me, myTurn),
     phase === "peek" ? null : turnState(r, me, myTurn),
-    me === null ? h("p", { class: "spectating" }, t("spectating")) : myHand(r, me, myTurn),
+    me === null ? h("p", { class: "spectating" }, t("spectating"), " · ", limitNote("limitWatching")) : myHand(r, me, myTurn),
     me === null ? null : myLine(r, me),
     actionBar(r, me, myTurn),
     // A hint takes the events' place until the game moves on: the same line, so nothing else moves.
@@ -39,7 +41,8 @@ export function tableScreen() {
     // Reactions are for people: in a practice game (only computer players besides you) their row gives
     // its room to the hint.
     me === null || app.state.you.hints ? null : reactionBar(),
-    phase === "round_over" || phase === "game_over" ? roundOverlay() : null,
+    // The round's end: every hand face up on the table for a moment, then the results over it.
+    ended && !reveal ? roundOverlay() : null,
   );
   for (const key of firstSeen.keys()) if (!shownNow.has(key)) firstSeen.delete(key);
   for (const key of hintedKeys()) screen.querySelector(`[data-key="${key}"]`)?.classList.add("hinted");
@@ -229,10 +232,17 @@ function seatBox(seat) {
       seat === room.host ? h("span", { class: "badge tiny", title: t("host"), "aria-label": t("host") }, "★") : null,
       r && r.caller === seat ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
       turn && r.drawn ? h("span", { class: "holding", title: t("drawnBy", info.name) }, cardFace(r.drawn.card, "micro")) : null,
-      h("span", { class: "total", "aria-label": `${t("total")}: ${total}` }, String(total)),
+      // At the round's end the seat says its cards' sum; otherwise its game score so far.
+      shownSum(r, seat) ?? h("span", { class: "total", "aria-label": `${t("total")}: ${total}` }, String(total)),
     ),
     floating.map((x) => h("span", { class: "float-reaction", "aria-hidden": "true" }, x.emoji)),
   );
+}
+
+/** A seat's sum while the round's hands lie face up, or null. */
+function shownSum(r, seat) {
+  if (!r || !r.sums || !revealing()) return null;
+  return h("span", { class: "total sum", "aria-label": `${t("sum")}: ${r.sums[seat]}` }, `=${r.sums[seat]}`);
 }
 
 function dealerTag() {
@@ -280,6 +290,7 @@ function centerArea(r, me, myTurn) {
       },
       cardFace(null),
       h("span", { class: "count" }, String(r.draw_pile)),
+      h("span", { class: "pile-label", "aria-hidden": "true" }, t("drawPileShort")),
     ),
     h("div", { class: "drawn", "aria-live": "polite" }, middle),
     h(
@@ -293,6 +304,7 @@ function centerArea(r, me, myTurn) {
         onclick: () => send({ type: "draw", from: "discard" }),
       },
       top ? cardFace(top) : h("span", { class: "card empty", "aria-hidden": "true" }),
+      h("span", { class: "pile-label", "aria-hidden": "true" }, t("discardPileShort")),
     ),
   );
 }
@@ -303,6 +315,10 @@ function room() {
 
 /** Whose move it is, in words, with its countdown: "Ana may call Crisp 2", then "Ben: draw 30". */
 function turnState(r, me, myTurn) {
+  if (r && r.sums && revealing()) {
+    const caller = r.caller !== null ? room().seats[r.caller]?.name : null;
+    return h("p", { class: "turn-state prompt reveal-line", role: "status" }, h("span", { class: "prompt-text" }, caller ? t("revealCalled", caller) : t("revealAll")));
+  }
   if (!r || room().phase !== "play") return h("p", { class: "turn-state" });
   const { you } = app.state;
   const can = you.can;
@@ -324,7 +340,7 @@ function turnState(r, me, myTurn) {
     if (app.queen && app.queen.slot) text = t("queenPickTheirsFor", slotName(app.queen.slot));
     else if (app.queen) text = t("queenPickMine");
     else if (myTurn && can.includes("swap") && !can.includes("discard") && !can.includes("jack") && !can.includes("queen")) text = t("mustSwapHint");
-    else if (myTurn && can.includes("swap")) text = t("swapHint");
+    else if (myTurn && can.includes("swap")) text = can.includes("discard") ? t("swapOrDiscardHint") : t("swapHint");
     else if (myTurn && can.includes("king")) text = t("kingHint");
     else if (myTurn && (can.includes("jack") || can.includes("queen"))) text = t("specialHint");
     else if (myTurn) text = t("yourTurnDraw");
@@ -381,6 +397,18 @@ function myHand(r, me, myTurn) {
   );
 }
 
+/** The score limit beside a game score: "of 100" (the game ends when a total reaches it; said in full to
+ * screen readers). */
+function limitNote(key = "limitShort") {
+  const limit = app.state.table.options.score_limit;
+  return h(
+    "span",
+    { class: "limit" },
+    h("span", { "aria-hidden": "true" }, t(key, limit)),
+    h("span", { class: "sr-only" }, t("limitLabel", limit)),
+  );
+}
+
 /** Your own name, total and dealer marker, always in sight. */
 function myLine(r, me) {
   const { room, table } = app.state;
@@ -391,7 +419,9 @@ function myLine(r, me) {
     h("span", { class: "my-name" }, room.seats[me]?.name ?? ""),
     r && r.dealer === me ? dealerTag() : null,
     r && r.caller === me ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
-    h("span", { class: "my-total" }, t("yourTotal", total)),
+    r && r.sums && revealing()
+      ? h("span", { class: "my-total sum" }, `${t("sum")} ${r.sums[me]}`)
+      : h("span", { class: "my-total" }, t("yourTotal", total), " ", limitNote()),
   );
 }
 
@@ -436,8 +466,9 @@ function peekPanel() {
   return h(
     "div",
     { class: "peek-panel", role: "region", "aria-labelledby": "peek-title" },
-    h("h2", { id: "peek-title" }, t("peekTitle"), ends ? h("span", { class: "countdown peek-ends", dataset: { ends: String(ends) } }) : null),
-    h("p", {}, t("peekHint")),
+    // A spectator has no cards to remember: they are told what the players are doing.
+    h("h2", { id: "peek-title" }, me === null ? t("peekTitleWatching") : t("peekTitle"), ends ? h("span", { class: "countdown peek-ends", dataset: { ends: String(ends) } }) : null),
+    h("p", {}, me === null ? t("peekHintWatching") : t("peekHint")),
     me === null
       ? null
       : ready

@@ -1,0 +1,221 @@
+"""The table tells the whole story: a seat left mid-game can be taken back, the link page follows its room
+live, a spectator is not told to remember cards, a round's end shows every hand before the results, Remove
+asks first, the table's words say what they mean, and the home screen puts "Play now" in sight with one name
+field. Each test finds things as a player would: by role and visible text."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.conftest import rigged_server
+from tests.browser.harness import Bots, deck, join, join_and_play, open_page, play_turns, watch
+
+# Two players, Ana (seat 0) deals, so Me (seat 1) starts; the deal goes Me, Ana, Me, Ana, Me, Ana.
+# Me holds 2, 3, 4 (9); Ana holds 9, 9, 9 (27). Draws: Me a 5 of clubs, Ana a Queen of hearts, then numbers.
+TWO = deck(["2S", "9S", "3S", "9H", "4S", "9D", "5C", "QH", "6C", "7C", "8C", "6D", "7D", "8D"])
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Iterator[str]:
+    yield from rigged_server(tmp_path, [TWO] * 4)
+
+
+def confirm(page: Page, question: str | re.Pattern[str]) -> None:
+    """Answer the in-page question with its confirming button (Cancel is the other one)."""
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text(question)
+    dialog.locator('[data-key="confirm-ok"]').click()
+    expect(dialog).to_have_count(0)
+
+
+def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base: str) -> None:
+    bots = Bots(base, ["Ana", "Ben"])
+    context, page = open_page(browser, 360, 640)
+    errors: list[str] = []
+    watch(page, errors)
+    try:
+        join_and_play(page, base, bots, "Me")
+        page.get_by_role("button", name="Leave").click()
+        # Without stand-ins, the seat's moves time out until its player is back: the question says so.
+        confirm(page, "Your moves time out at once until you come back")
+        # Back on the room's page, the way back is offered at once.
+        expect(page.get_by_role("button", name="Take your seat back")).to_be_visible()
+        # The home screen lists the room with the way back.
+        page.goto(base)
+        rooms = page.locator(".your-rooms")
+        expect(rooms).to_contain_text(bots.code)
+        expect(rooms.get_by_role("button", name="Take your seat back")).to_be_visible()
+        # The room's link offers it too (before: only Watch, while a computer or the time-outs played on).
+        page.goto(f"{base}/r/{bots.code}")
+        expect(page.get_by_text("You left this game")).to_be_visible()
+        page.get_by_role("button", name="Take your seat back").click()
+        expect(page.locator(".screen.table")).to_be_visible()
+        expect(page.locator(".my-name")).to_have_text("Me")
+        # The others see the seat connected again, not left.
+        back = bots.host.wait_for(lambda c: (s := c.state["room"]["seats"][2])["connected"] and not s["left"], what="Me back")
+        bots.run(back)
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_leaving_the_lobby_gives_the_seat_up(browser: Browser, base: str) -> None:
+    bots = Bots(base, ["Ana"])
+    context, page = open_page(browser, 360, 640)
+    try:
+        join(page, base, bots.code, "Me")
+        page.get_by_role("button", name="Leave").click()
+        confirm(page, "Your seat is given up")
+        expect(page.locator(".home")).to_be_visible()
+        expect(page.locator(".your-rooms")).to_have_count(0)
+        expect(page.get_by_role("button", name="Join", exact=True)).to_be_visible()
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_the_link_page_follows_its_room_live(browser: Browser, base: str) -> None:
+    """Opened in the lobby, the page shows who sits down and turns into Watch when the game starts; the
+    spectator is then told what the players do in the peek, not to remember cards."""
+    bots = Bots(base, ["Ana"])
+    context, page = open_page(browser, 360, 640)
+    errors: list[str] = []
+    watch(page, errors)
+    try:
+        page.goto(f"{base}/r/{bots.code}")
+        card = page.locator(".link-room")
+        expect(card).to_contain_text("Players (1/8): Ana")
+        expect(card.get_by_role("button", name="Join", exact=True)).to_be_visible()
+        bots.run(bots._seat(["Ben"], bots.code))
+        expect(card).to_contain_text("Players (2/8): Ana, Ben")  # no reload
+        bots.run(bots.host.start())
+        expect(card.get_by_role("button", name="Watch")).to_be_visible()
+        expect(card.get_by_role("button", name="Join", exact=True)).to_have_count(0)
+        expect(card).to_contain_text("This game has already started")
+        card.get_by_role("button", name="Watch").click()
+        expect(page.locator(".phase-peek")).to_be_visible()
+        expect(page.locator("#peek-title")).to_contain_text("The players look at their cards")
+        expect(page.get_by_text("Remember your cards")).to_have_count(0)
+        expect(page.get_by_text("You are watching")).to_be_visible()
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_the_round_end_shows_every_hand_before_the_results(browser: Browser, base: str) -> None:
+    bots = Bots(base, ["Ana"])
+    context, page = open_page(browser, 360, 640)
+    try:
+        join_and_play(page, base, bots, "Me")
+        # The score limit is in sight at the table.
+        expect(page.locator(".my-line")).to_contain_text("Game score 0 of 100")
+        bots.spawn(play_turns(bots.host, call_crisp=True))
+        page.get_by_role("button", name="Draw", exact=True).click()
+        page.get_by_role("button", name="Discard", exact=True).click()
+        expect(page.locator(".final-turns")).to_contain_text("Ana called Crisp")
+        page.get_by_role("button", name="Draw", exact=True).click()
+        page.get_by_role("button", name="Discard", exact=True).click()
+        # The round is over: Ana's hand lies face up on the table, with the sums, before any results.
+        revealing = page.locator(".screen.table.revealing")
+        expect(revealing).to_be_visible()
+        shown_at = time.monotonic()
+        expect(page.locator(".overlay.results")).to_have_count(0)
+        expect(page.locator(".seat .mini-card").first).to_have_attribute("aria-label", re.compile(r": 9 of"))
+        expect(page.locator(".reveal-line")).to_contain_text("Ana called Crisp")
+        expect(page.locator(".my-total")).to_contain_text("Sum 9")
+        expect(page.locator(".overlay.results")).to_be_visible(timeout=5000)
+        assert time.monotonic() - shown_at >= 1.5, "the hands were shown for less than 1.5 s"
+        expect(revealing).to_have_count(0)
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_removing_a_seat_in_the_lobby_asks_first(browser: Browser, base: str) -> None:
+    context, page = open_page(browser, 360, 640)
+    try:
+        page.goto(base)
+        page.get_by_label("Your name").fill("Ana")
+        page.get_by_role("button", name="Create a room").click()
+        code = page.locator(".lobby .code-badge").inner_text().strip()
+        page.get_by_role("button", name="Add a computer player").click()
+        bots = Bots(base, ["Ben"], code=code)
+        try:
+            seats = page.locator(".seats li")
+            expect(seats).to_have_count(3)
+            page.get_by_role("button", name="Remove Ada from the room").click()
+            dialog = page.get_by_role("dialog")
+            expect(dialog).to_contain_text("Remove the computer player Ada?")
+            dialog.get_by_role("button", name="Cancel").click()
+            expect(seats).to_have_count(3)  # nothing happened
+            page.get_by_role("button", name="Remove Ben from the room").click()
+            confirm(page, "Remove Ben from the room?")
+            expect(seats).to_have_count(2)
+            expect(page.locator(".seats")).not_to_contain_text("Ben")
+            expect(page.locator(".seats")).to_contain_text("Ada")
+        finally:
+            bots.close()
+    finally:
+        context.close()
+
+
+def test_the_table_says_what_things_are(browser: Browser, base: str) -> None:
+    bots = Bots(base, ["Ana"])
+    context, page = open_page(browser, 360, 640)
+    de_context, de_page = open_page(browser, 360, 640, locale="de-DE", dark=True)
+    try:
+        join(page, base, bots.code, "Me")
+        bots.run(bots.start_and_ready())
+        page.get_by_role("button", name="Ready").click()
+        expect(page.locator(".phase-play")).to_be_visible()
+        # The lobby's comings and goings left with the deal; the piles are labelled; "Total" says what it is.
+        expect(page.locator(".event-line")).not_to_contain_text("joined")
+        expect(page.locator(".draw-pile .pile-label")).to_have_text("Draw")
+        expect(page.locator(".discard-pile .pile-label")).to_have_text("Discard")
+        expect(page.locator(".my-line")).to_contain_text("Game score 0")
+        # A German spectator follows along.
+        de_page.goto(f"{base}/r/{bots.code}")
+        de_page.get_by_role("button", name="Zuschauen").click()
+        expect(de_page.locator(".phase-play")).to_be_visible()
+        page.get_by_role("button", name="Draw", exact=True).click()
+        # The swap prompt names the other way out too.
+        expect(page.locator(".prompt-text")).to_have_text("Tap one of your cards to swap it, or Discard")
+        page.get_by_role("button", name="Discard", exact=True).click()
+        # Your own moves are told to you in the second person; others read your name.
+        expect(page.locator(".event-line")).to_contain_text("You discarded 5 of clubs.")
+        expect(de_page.locator(".event-line")).to_contain_text("Me hat Kreuz 5 abgelegt.")
+        bots.spawn(play_turns(bots.host))
+        # Ana draws the Queen of hearts and discards it: "Herz-Dame", with a hyphen.
+        expect(de_page.locator('[data-key="discard-pile"]')).to_have_attribute(
+            "aria-label", "Ablagestapel, oben liegt Herz-Dame"
+        )
+        expect(de_page.locator(".pile-label")).to_have_text(["Ziehen", "Ablage"])
+    finally:
+        de_context.close()
+        context.close()
+        bots.close()
+
+
+def test_play_now_is_in_sight_with_one_name_for_every_way_in(browser: Browser, base: str) -> None:
+    context, page = open_page(browser, 360, 640)
+    try:
+        page.goto(base)
+        expect(page.get_by_role("button", name="Play now")).to_be_in_viewport(ratio=1)
+        expect(page.get_by_role("textbox", name="Your name")).to_have_count(1)
+        # No name yet: the one field asks for it, whichever way in was tapped.
+        page.get_by_role("button", name="Create a room").click()
+        expect(page.get_by_role("textbox", name="Your name")).to_be_focused()
+        assert page.eval_on_selector("#name", "el => el.validationMessage") == "Type your name first."
+        page.get_by_role("textbox", name="Your name").fill("Ana")
+        page.get_by_role("button", name="Play now").click()
+        expect(page.locator(".screen.table")).to_be_visible()
+    finally:
+        context.close()
