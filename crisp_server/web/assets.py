@@ -18,6 +18,13 @@ browser fetches them all at once instead of one level of imports after the other
 import maps (before Safari 16.4) imports the modules by their own paths, which are served too: the client
 works there, revalidating its modules instead of keeping them.
 
+``sw.js`` (served at ``/sw.js``, so that its scope is the whole site, and always revalidated, so that a
+deploy is found) is the service worker. It is served with its shell before it: ``const SHELL = {...};``,
+the hashed paths the page loads (every file index.html names, every module of its import map) and the
+offline page's, with a version drawn from their names and the worker's own bytes. The worker precaches
+these and names its cache after the version, so the list is the asset table's and cannot drift, and a
+deploy that changes a file changes the worker's bytes, which installs a new one with a new cache.
+
 Text files are gzip-compressed once, at level 9, when that makes them at least a tenth smaller, and sent
 compressed to a browser that asks for gzip (``Accept-Encoding``), with ``Vary: Accept-Encoding``. Brotli
 was measured and left out: it makes the client's text 22.5 KB against gzip's 26.0 KB (84.7 KB raw), 3.5 KB
@@ -47,6 +54,10 @@ IMMUTABLE: Final = "public, max-age=31536000, immutable"
 #: For the paths that do not: the browser keeps the file but asks (cheaply, with its ETag) before each use.
 REVALIDATE: Final = "no-cache"
 ENTRY: Final = "index.html"
+#: The service worker: served at its own path only, rendered with the shell it precaches.
+WORKER: Final = "sw.js"
+#: The page the service worker shows for a navigation when the server cannot be reached.
+OFFLINE: Final = "offline.html"
 HASH_DIGITS: Final = 10
 #: Compressed copies smaller than this share of the original are kept; others are not worth a Vary.
 GZIP_WORTH: Final = 0.9
@@ -151,7 +162,7 @@ class StaticClient:
         self.routes: dict[str, tuple[Asset, bool]] = {}
         self.hashed: dict[str, str] = {}  # own path -> hashed path
         for path, asset in assets.items():
-            if path == "/" + ENTRY:
+            if path in ("/" + ENTRY, "/" + WORKER):
                 continue
             self.hashed[path] = hashed_path(path, asset.digest[:HASH_DIGITS])
             self.routes[path] = (asset, False)
@@ -161,11 +172,21 @@ class StaticClient:
             self.routes[hashed] = (assets[path], True)
         source = directory / ENTRY
         self.page: Asset | None = None
+        #: The hashed paths the service worker precaches: what the page loads, and the offline page.
+        self.shell: list[str] = []
+        self.worker: Asset | None = None
         if source.is_file():
             # The page names every file: it changes when one does, or when one comes or goes (its folder's time).
+            # So does the worker, whose shell names them too.
             newest = max(p.stat().st_mtime for p in [directory, *directory.rglob("*")])
-            self.page = Asset.of(ENTRY, self.entry_page(source.read_text(encoding="utf-8")).encode(), newest)
+            html = source.read_text(encoding="utf-8")
+            self.page = Asset.of(ENTRY, self.entry_page(html).encode(), newest)
             self.routes["/"] = self.routes["/" + ENTRY] = (self.page, False)
+            worker = directory / WORKER
+            if worker.is_file():
+                self.shell = self.shell_of(html)
+                self.worker = Asset.of(WORKER, self.worker_script(worker.read_bytes()), newest)
+                self.routes["/" + WORKER] = (self.worker, False)
 
     def entry_page(self, html: str) -> str:
         """index.html naming the hashed paths, with the import map and module preloads before its scripts."""
@@ -187,6 +208,23 @@ class StaticClient:
         at = html.find("<script")
         at = at if at >= 0 else html.find("</head>")
         return html[:at] + head + html[at:] if at >= 0 else html
+
+    def shell_of(self, html: str) -> list[str]:
+        """The hashed paths of the files index.html names and of its modules (as ``entry_page`` writes them
+        into the page), and the offline page's."""
+        named = [path for _, path in LOCAL_REFERENCE.findall(html) if path in self.hashed]
+        modules = [path for path in self.hashed if path.endswith((".js", ".mjs"))]
+        offline = ["/" + OFFLINE] if "/" + OFFLINE in self.hashed else []
+        return sorted({self.hashed[path] for path in [*named, *modules, *offline]})
+
+    def worker_script(self, source: bytes) -> bytes:
+        """The worker with its shell before it. The version changes with any file of the shell (each one's
+        name holds its hash) and with the worker itself."""
+        files = json.dumps(self.shell)
+        version = hashlib.sha256(files.encode() + hashlib.sha256(source).digest()).hexdigest()[:HASH_DIGITS]
+        offline = self.hashed.get("/" + OFFLINE)
+        shell = json.dumps({"version": version, "files": self.shell, "offline": offline}, indent=2)
+        return f"const SHELL = {shell};\n\n".encode() + source
 
     def response(self, asset: Asset, headers: Headers, immutable: bool) -> Response:
         """200 with the representation the browser accepts, or 304 if it holds that one already."""
