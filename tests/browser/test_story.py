@@ -34,7 +34,7 @@ def confirm(page: Page, question: str | re.Pattern[str]) -> None:
     expect(dialog).to_have_count(0)
 
 
-def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base: str) -> None:
+def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base: str, shots: Path) -> None:
     bots = Bots(base, ["Ana", "Ben"])
     context, page = open_page(browser, 360, 640)
     errors: list[str] = []
@@ -43,6 +43,7 @@ def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base
         join_and_play(page, base, bots, "Me")
         page.get_by_role("button", name="Leave").click()
         # Without stand-ins, the seat's moves time out until its player is back: the question says so.
+        page.screenshot(path=str(shots / "story-leave-question.png"))
         confirm(page, "Your moves time out at once until you come back")
         # Back on the room's page, the way back is offered at once.
         expect(page.get_by_role("button", name="Take your seat back")).to_be_visible()
@@ -54,6 +55,7 @@ def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base
         # The room's link offers it too (before: only Watch, while a computer or the time-outs played on).
         page.goto(f"{base}/r/{bots.code}")
         expect(page.get_by_text("You left this game")).to_be_visible()
+        page.screenshot(path=str(shots / "story-take-seat-back.png"))
         page.get_by_role("button", name="Take your seat back").click()
         expect(page.locator(".screen.table")).to_be_visible()
         expect(page.locator(".my-name")).to_have_text("Me")
@@ -66,7 +68,7 @@ def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base
         bots.close()
 
 
-def test_leaving_the_lobby_gives_the_seat_up(browser: Browser, base: str) -> None:
+def test_leaving_the_lobby_gives_the_seat_up(browser: Browser, base: str, shots: Path) -> None:
     bots = Bots(base, ["Ana"])
     context, page = open_page(browser, 360, 640)
     try:
@@ -81,7 +83,7 @@ def test_leaving_the_lobby_gives_the_seat_up(browser: Browser, base: str) -> Non
         bots.close()
 
 
-def test_the_link_page_follows_its_room_live(browser: Browser, base: str) -> None:
+def test_the_link_page_follows_its_room_live(browser: Browser, base: str, shots: Path) -> None:
     """Opened in the lobby, the page shows who sits down and turns into Watch when the game starts; the
     spectator is then told what the players do in the peek, not to remember cards."""
     bots = Bots(base, ["Ana"])
@@ -104,13 +106,14 @@ def test_the_link_page_follows_its_room_live(browser: Browser, base: str) -> Non
         expect(page.locator("#peek-title")).to_contain_text("The players look at their cards")
         expect(page.get_by_text("Remember your cards")).to_have_count(0)
         expect(page.get_by_text("You are watching")).to_be_visible()
+        page.screenshot(path=str(shots / "story-spectator-peek.png"))
         assert not errors, errors
     finally:
         context.close()
         bots.close()
 
 
-def test_the_round_end_shows_every_hand_before_the_results(browser: Browser, base: str) -> None:
+def test_the_round_end_shows_every_hand_before_the_results(browser: Browser, base: str, shots: Path) -> None:
     bots = Bots(base, ["Ana"])
     context, page = open_page(browser, 360, 640)
     try:
@@ -131,6 +134,8 @@ def test_the_round_end_shows_every_hand_before_the_results(browser: Browser, bas
         expect(page.locator(".seat .mini-card").first).to_have_attribute("aria-label", re.compile(r": 9 of"))
         expect(page.locator(".reveal-line")).to_contain_text("Ana called Crisp")
         expect(page.locator(".my-total")).to_contain_text("Sum 9")
+        page.wait_for_timeout(500)  # the flip
+        page.screenshot(path=str(shots / "story-round-end-reveal.png"))
         expect(page.locator(".overlay.results")).to_be_visible(timeout=5000)
         assert time.monotonic() - shown_at >= 1.5, "the hands were shown for less than 1.5 s"
         expect(revealing).to_have_count(0)
@@ -139,7 +144,7 @@ def test_the_round_end_shows_every_hand_before_the_results(browser: Browser, bas
         bots.close()
 
 
-def test_removing_a_seat_in_the_lobby_asks_first(browser: Browser, base: str) -> None:
+def test_removing_a_seat_in_the_lobby_asks_first(browser: Browser, base: str, shots: Path) -> None:
     context, page = open_page(browser, 360, 640)
     try:
         page.goto(base)
@@ -154,6 +159,7 @@ def test_removing_a_seat_in_the_lobby_asks_first(browser: Browser, base: str) ->
             page.get_by_role("button", name="Remove Ada from the room").click()
             dialog = page.get_by_role("dialog")
             expect(dialog).to_contain_text("Remove the computer player Ada?")
+            page.screenshot(path=str(shots / "story-remove-question.png"))
             dialog.get_by_role("button", name="Cancel").click()
             expect(seats).to_have_count(3)  # nothing happened
             page.get_by_role("button", name="Remove Ben from the room").click()
@@ -167,7 +173,7 @@ def test_removing_a_seat_in_the_lobby_asks_first(browser: Browser, base: str) ->
         context.close()
 
 
-def test_the_table_says_what_things_are(browser: Browser, base: str) -> None:
+def test_the_table_says_what_things_are(browser: Browser, base: str, shots: Path) -> None:
     bots = Bots(base, ["Ana"])
     context, page = open_page(browser, 360, 640)
     de_context, de_page = open_page(browser, 360, 640, locale="de-DE", dark=True)
@@ -198,18 +204,21 @@ def test_the_table_says_what_things_are(browser: Browser, base: str) -> None:
             "aria-label", "Ablagestapel, oben liegt Herz-Dame"
         )
         expect(de_page.locator(".pile-label")).to_have_text(["Ziehen", "Ablage"])
+        page.screenshot(path=str(shots / "story-wording-en.png"))
+        de_page.screenshot(path=str(shots / "story-wording-de-dark.png"))
     finally:
         de_context.close()
         context.close()
         bots.close()
 
 
-def test_play_now_is_in_sight_with_one_name_for_every_way_in(browser: Browser, base: str) -> None:
+def test_play_now_is_in_sight_with_one_name_for_every_way_in(browser: Browser, base: str, shots: Path) -> None:
     context, page = open_page(browser, 360, 640)
     try:
         page.goto(base)
         expect(page.get_by_role("button", name="Play now")).to_be_in_viewport(ratio=1)
         expect(page.get_by_role("textbox", name="Your name")).to_have_count(1)
+        page.screenshot(path=str(shots / "story-home-360x640.png"))
         # No name yet: the one field asks for it, whichever way in was tapped.
         page.get_by_role("button", name="Create a room").click()
         expect(page.get_by_role("textbox", name="Your name")).to_be_focused()
@@ -219,3 +228,126 @@ def test_play_now_is_in_sight_with_one_name_for_every_way_in(browser: Browser, b
         expect(page.locator(".screen.table")).to_be_visible()
     finally:
         context.close()
+
+
+# A whole game of two rounds. Round 1 as TWO: Ben (seat 1) starts with 9 in hand, Ana holds 27 and calls
+# Crisp (+5: 32). Round 2: Ben deals, Ana starts; Ana holds 29, Ben 9 and calls (-5): Ana reaches 61.
+ROUND_2 = deck(["9C", "2H", "TC", "3H", "TH", "4H", "5D", "6H", "7H", "8H", "5S", "6S"])
+
+
+@pytest.fixture
+def game_base(tmp_path: Path) -> Iterator[str]:
+    yield from rigged_server(tmp_path, [TWO, ROUND_2, TWO])
+
+
+def test_three_phones_leave_take_back_watch_and_sit_after_a_rematch(
+    browser: Browser, game_base: str, shots: Path
+) -> None:
+    """Ana hosts, Ben joins; Cem opens the link in the lobby and watches once it starts. Ben leaves in his
+    final turn and takes the seat back; the round's end shows the hands first; at the game's end the results
+    say why; Ana's rematch goes through the lobby, where Cem sits down, and the three play on."""
+    base = game_base
+    phones: dict[str, tuple[Page, list[str]]] = {}
+    contexts = []
+    for name, (w, hgt), locale, dark in (
+        ("ana", (412, 915), "en-GB", False),
+        ("ben", (360, 640), "de-DE", True),
+        ("cem", (360, 640), "en-GB", False),
+    ):
+        context, page = open_page(browser, w, hgt, locale=locale, dark=dark)
+        contexts.append(context)
+        errors: list[str] = []
+        watch(page, errors)
+        phones[name] = (page, errors)
+    ana, ben, cem = (phones[n][0] for n in ("ana", "ben", "cem"))
+
+    def shot(page: Page, what: str) -> None:
+        who = next(n for n, (p, _) in phones.items() if p is page)
+        page.screenshot(path=str(shots / f"story-game-{what}-{who}.png"))
+
+    try:
+        # -- the lobby: Ana makes the room, Ben joins by the link, Cem's link page follows it ---------------
+        ana.goto(base)
+        ana.get_by_label("Your name").fill("Ana")
+        ana.get_by_role("button", name="Create a room").click()
+        expect(ana.locator(".lobby")).to_be_visible()
+        link = ana.locator(".link-text").inner_text()
+        ana.select_option('[data-key="opt-score_limit"]', "50")
+        cem.goto(link)
+        expect(cem.locator(".link-room")).to_contain_text("Players (1/8): Ana")
+        ben.goto(link)
+        ben.get_by_label("Dein Name").fill("Ben")
+        ben.get_by_role("button", name="Beitreten", exact=True).click()
+        expect(ben.locator(".lobby")).to_be_visible()
+        expect(cem.locator(".link-room")).to_contain_text("Players (2/8): Ana, Ben")
+        ana.get_by_role("button", name="Start the game").click()
+        # Cem's page turns into Watch by itself; watching, Cem is not told to remember cards.
+        cem.get_by_role("button", name="Watch").click()
+        expect(cem.locator("#peek-title")).to_have_text(re.compile("The players look at their cards"))
+        shot(cem, "peek")
+        for page, ready in ((ana, "Ready"), (ben, "Bereit")):
+            page.get_by_role("button", name=ready).click()
+
+        # -- round 1: Ben discards, Ana calls Crisp, Ben leaves in his final turn -----------------------------
+        ben.get_by_role("button", name="Ziehen", exact=True).click()
+        ben.get_by_role("button", name="Ablegen", exact=True).click()
+        ana.get_by_role("button", name="Draw", exact=True).click()
+        ana.get_by_role("button", name="Discard", exact=True).click()
+        ana.locator('[data-key="crisp"]').click()
+        expect(ben.locator(".final-turns")).to_contain_text("Ana hat Crisp gerufen")
+        ben.get_by_role("button", name="Verlassen").click()
+        confirm(ben, "Deine Züge laufen sofort ab")
+        # The seat's move times out: the round ends, and the others see every hand before the results.
+        for page in (ana, cem):
+            expect(page.locator(".screen.table.revealing")).to_be_visible()
+        shot(cem, "reveal")
+        for page in (ana, cem):
+            expect(page.locator(".overlay.results")).to_be_visible(timeout=5000)
+        expect(ana.locator(".round-table td.total")).to_have_text(["32", "9"])
+        shot(ana, "round-1")
+        # Ben comes back by the link.
+        ben.goto(link)
+        ben.get_by_role("button", name="Platz wieder einnehmen").click()
+        expect(ben.locator(".overlay.results")).to_be_visible()
+        shot(ben, "back")
+        expect(ana.locator(".seat .dot.on")).to_have_count(1)  # Ben is connected again
+        for page, ready in ((ana, "Ready"), (ben, "Bereit")):
+            page.get_by_role("button", name=ready, exact=True).click()
+
+        # -- round 2: Ben calls Crisp, Ana's last turn ends the game --------------------------------------
+        for page, ready in ((ana, "Ready"), (ben, "Bereit")):
+            page.get_by_role("button", name=ready, exact=True).click()
+        ana.get_by_role("button", name="Draw", exact=True).click()
+        ana.get_by_role("button", name="Discard", exact=True).click()
+        ben.get_by_role("button", name="Ziehen", exact=True).click()
+        ben.get_by_role("button", name="Ablegen", exact=True).click()
+        ben.locator('[data-key="crisp"]').click()
+        ana.get_by_role("button", name="Draw", exact=True).click()
+        ana.get_by_role("button", name="Discard", exact=True).click()
+        for page in (ana, ben, cem):
+            expect(page.locator(".screen.table.revealing")).to_be_visible()
+        expect(ana.locator("#results-title")).to_have_text("Winner: Ben", timeout=5000)
+        expect(ana.locator(".end-line")).to_have_text("Ana (61) reached the limit of 50 points: the game is over.")
+        expect(ben.locator("#results-title")).to_have_text("Du hast gewonnen!")
+        shot(ana, "game-over")
+        shot(ben, "game-over")
+
+        # -- the rematch goes through the lobby: Cem takes a seat, Ana starts -----------------------------
+        ana.get_by_role("button", name="Rematch").click()
+        for page in (ana, ben, cem):
+            expect(page.locator(".lobby")).to_be_visible()
+        cem.get_by_role("textbox", name="Your name").fill("Cem")
+        shot(cem, "lobby-sit")
+        cem.get_by_role("button", name="Sit down").click()
+        expect(ana.locator(".seats li")).to_have_count(3)
+        expect(cem.locator(".seats")).to_contain_text("Cem (you)")
+        ana.get_by_role("button", name="Start the game").click()
+        for page in (ana, ben, cem):
+            expect(page.locator(".phase-peek")).to_be_visible()
+        expect(cem.locator("#peek-title")).to_have_text(re.compile("Remember your cards"))
+        shot(cem, "seated-peek")
+        for name, (_, errors) in phones.items():
+            assert not errors, (name, errors)
+    finally:
+        for context in contexts:
+            context.close()

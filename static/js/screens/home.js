@@ -275,8 +275,8 @@ export function homeScreen() {
     app.notice ? h("p", { class: "notice", role: "alert" }, app.notice) : null,
     goneGamesPanel(),
     yourRooms(code),
-    nameCard(),
-    code ? linkCard(code) : null,
+    // A seat this device holds in the linked room needs no name: the way back comes first.
+    code && loadSessions().some((s) => s.room === code) ? [linkCard(code), nameCard()] : [nameCard(), code ? linkCard(code) : null],
     practiceCard(),
     friendsCard(code),
   );
