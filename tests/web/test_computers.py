@@ -253,6 +253,59 @@ async def test_a_practice_game_with_hints_to_the_end_and_a_rematch(
     assert ana.you["hints"]
 
 
+async def _practice_to_game_over(server: Harness, ana: CrispClient, watchers: list[CrispClient]) -> str:
+    """A practice room (Ana and a computer player, to 50) played to its end, ``watchers`` watching; its code."""
+    code = await ana.create("Ana")
+    await ana.request({"type": "add_bot", "level": "normal"})
+    await ana.set_options(score_limit=50)
+    for watcher in watchers:
+        await watcher.watch(code)
+    await ana.start()
+    person = Person(ana)
+
+    async def act() -> bool:
+        move = person.decide()
+        if move is None:
+            return False
+        await ana.send(move)
+        return True
+
+    await run(server, [ana, *watchers], act, phase_is(ana, "game_over"))
+    return code
+
+
+async def test_a_practice_rematch_nobody_watches_deals_at_once(server: Harness) -> None:
+    ana = await server.client()
+    await _practice_to_game_over(server, ana, [])
+    answer = await ana.request({"type": "rematch"})
+    # Alone against the computer: no stop in the lobby, the answer is the new game's deal.
+    assert answer["room"]["phase"] == "peek"
+    assert answer["events"][-1]["type"] == "peek"
+    assert room_events(ana, "lobby") == []
+    assert answer["table"]["totals"] == [0, 0]
+    assert ana.you["hints"]
+
+
+async def test_a_practice_rematch_someone_watches_goes_to_the_lobby(server: Harness) -> None:
+    ana, vic = await server.client(), await server.client()
+    await _practice_to_game_over(server, ana, [vic])
+    answer = await ana.request({"type": "rematch"})
+    assert answer["room"]["phase"] == "lobby"
+    assert answer["events"] == [{"type": "lobby"}]
+    assert answer["table"] is None
+    await settle(server, [ana, vic])
+    assert vic.phase == "lobby"
+    assert vic.table is None
+    assert [(s["name"], s["bot"]) for s in seats(vic)] == [("Ana", None), ("Ada", "normal")]
+    # The spectator sits down: no longer a practice game; the host starts it.
+    await vic.sit("Vic")
+    await ana.start()
+    await settle(server, [ana, vic])
+    assert vic.phase == "peek"
+    assert vic.you["seat"] == 2
+    assert not ana.you["hints"]
+
+
 async def test_hints_only_in_practice(server: Harness) -> None:
     _, (ana, _ben) = await server.table(["Ana", "Ben"])
     assert not ana.you["hints"]
