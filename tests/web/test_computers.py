@@ -425,6 +425,50 @@ async def test_without_the_option_nobody_stands_in(server: Harness) -> None:
     assert not seats(ana)[1]["stand_in"]
 
 
+@pytest.mark.parametrize("stand_in", [None, 30])
+async def test_a_player_who_left_a_game_resumes_their_seat_and_plays(server: Harness, stand_in: int | None) -> None:
+    """The web client offers a way back to a game one left: the seat's token takes it back, with or without
+    a computer player standing in meanwhile."""
+    code, (ana, ben, cem) = await server.lobby(["Ana", "Ben", "Cem"])
+    await ana.set_options(stand_in=stand_in)
+    await ana.start()
+    token = ben.token
+    assert token is not None
+    await ben.request({"type": "leave"})
+    await settle(server, [ana, cem])
+    assert seats(ana)[1]["left"]
+    assert seats(ana)[1]["stand_in"] is (stand_in is not None)
+
+    back = await server.client()
+    welcome = await back.resume(code, token)
+    assert welcome["seat"] == 1
+    assert welcome["token"] is None
+    await settle(server, [ana, cem, back])
+    for c in (ana, cem, back):
+        assert (seats(c)[1]["left"], seats(c)[1]["stand_in"], seats(c)[1]["connected"]) == (False, False, True)
+    assert back.you["seat"] == 1
+    assert room_events(ana, "connected")[-1] == {"type": "connected", "seat": 1}
+    people = [Person(ana, seed=1), Person(back, seed=2), Person(cem, seed=3)]
+    sent: list[Message] = []
+
+    async def act() -> bool:
+        for person in people:
+            move = person.decide()
+            if move is not None:
+                await person.client.send(move)
+                if person.client is back:
+                    sent.append(move)
+                return True
+        return False
+
+    start = len(back.messages)
+    await run(server, [ana, back, cem], act, lambda: any(e["type"] == "round_ended" for e in _events(back)))
+    assert back.errors == []
+    assert any(m["type"] == "draw" for m in sent), "Ben played his own moves again"
+    later = [e for m in back.messages[start:] if m.get("type") == "update" for e in m["events"]]
+    assert not [e for e in later if e["type"] in ("timed_out", "stand_in") and e.get("seat") == 1]
+
+
 def _events(client: CrispClient) -> list[Message]:
     return [e for m in client.messages if m.get("type") in ("update", "snapshot") for e in m["events"]]
 
