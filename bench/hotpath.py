@@ -11,8 +11,8 @@ Time is a ``ManualClock`` moved in steps of ``--step`` ms; in each step the room
 frames due are handed to their sockets, and the event loop (uvloop) runs until every room's commits are
 done and delivered. The players act like the load test's bots (``crisp_server.loadtest.RoomBots``): a
 room plays one move per beat (0.5 to 1.5 s, ``--pace 1``), they say ``ready`` after each peek and round,
-the host asks for a rematch. Every ``secrets`` draw (room codes, tokens, shuffles) comes from a seeded
-generator, so that a run is the same run every time.
+the host asks for a rematch and starts it from the lobby. Every ``secrets`` draw (room codes, tokens,
+shuffles) comes from a seeded generator, so that a run is the same run every time.
 
 Two phases, so that the players' own work (parsing each view to decide) is not counted:
 
@@ -303,7 +303,8 @@ async def record(args: argparse.Namespace) -> dict[str, Any]:
                     v = host_view["v"]
                     if host_view["you"].get("host") and rematched[r] != v:
                         rematched[r] = v
-                        say(base, {"type": "rematch"})
+                        say(base, {"type": "rematch"})  # back to the lobby; the start right after deals
+                        say(base, {"type": "start"})
                 elif phase == "play":
                     for k in rng.sample(range(PLAYERS), PLAYERS):
                         action = choose(seats[k].view()["you"], rng)

@@ -278,6 +278,20 @@ class CrispClient:
     async def watch(self, room: str) -> dict[str, Any]:
         return await self._enter({"type": "watch", "room": room})
 
+    async def sit(self, name: str, timeout: float = 5.0) -> dict[str, Any]:
+        """Take a free seat in the lobby as the spectator this connection is; the welcome (seat, token), once
+        the update that shows the seat has come too. Raises ``ProtocolError`` if refused."""
+        start = len(self.messages)
+        await self.send({"type": "sit", "name": name})
+        await self.wait_for(
+            lambda c: any(m.get("type") in ("welcome", "error") for m in c.messages[start:]), timeout, "welcome"
+        )
+        answer = next(m for m in self.messages[start:] if m.get("type") in ("welcome", "error"))
+        if answer["type"] == "error":
+            raise ProtocolError(answer)
+        await self.wait_for(lambda c: c.you.get("seat") == answer["seat"], timeout, "the seat in the state")
+        return answer
+
     async def set_options(
         self,
         score_limit: int = 100,

@@ -2,8 +2,9 @@
 
 Every bot is one WebSocket. A room's bots create and join a room, start, get ready, and play random legal
 moves (from ``you.can``) at the chosen pace, call Crisp now and then, play games to the end and start
-rematches. The run stops by itself after ``--duration`` seconds and prints what it measured once every
-room was playing (the wave of joins is left out):
+rematches (the host's ``rematch`` takes the room back to the lobby, its ``start`` right after deals). The
+run stops by itself after ``--duration`` seconds and prints what it measured once every room was playing
+(the wave of joins is left out):
 
 - actions/s and messages/s (frames the bots received);
 - action-to-last-view latency: from sending an action to the moment the last player of the room has
@@ -336,7 +337,8 @@ class RoomBots:
             v = host.state["v"] if host.state else -1
             if host.you.get("host") and self.rematched != v:  # once per game, not on every beat
                 self.rematched = v
-                host.send({"type": "rematch"})
+                host.send({"type": "rematch"})  # back to the lobby, where nobody else is waited for:
+                host.send({"type": "start"})  # the room handles a connection's messages in order
             return False
         if phase != "play":
             return False

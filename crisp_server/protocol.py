@@ -78,6 +78,13 @@ class Watch(_In):
     lang: Lang = "en"
 
 
+class Sit(_In):
+    """A spectator takes a free seat in the lobby (a ``join`` on the connection that watches)."""
+
+    type: Literal["sit"]
+    name: StrictStr
+
+
 class Leave(_In):
     type: Literal["leave"]
 
@@ -185,6 +192,7 @@ Inbound = Annotated[
     | Join
     | Resume
     | Watch
+    | Sit
     | Leave
     | Kick
     | SetOptions
@@ -253,7 +261,7 @@ class ProtocolCode(Enum):
     WRONG_PHASE = "wrong_phase"
     NOT_ENOUGH_PLAYERS = "not_enough_players"
     NO_SUCH_SEAT = "no_such_seat"
-    NOT_WATCHABLE = "not_watchable"
+    ALREADY_SEATED = "already_seated"
     BAD_REACTION = "bad_reaction"
     UNAVAILABLE = "unavailable"
     NOT_A_BOT = "not_a_bot"
@@ -279,7 +287,7 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.WRONG_PHASE: "That is not possible at this point of the game.",
         ProtocolCode.NOT_ENOUGH_PLAYERS: "A game needs 2 to 8 players.",
         ProtocolCode.NO_SUCH_SEAT: "There is no such seat.",
-        ProtocolCode.NOT_WATCHABLE: "The game has not started yet: join it instead.",
+        ProtocolCode.ALREADY_SEATED: "You already have a seat in this room.",
         ProtocolCode.BAD_REACTION: "That reaction is not available.",
         ProtocolCode.UNAVAILABLE: "The server cannot save the game right now: that was not done. Try again when "
         "the game goes on.",
@@ -304,7 +312,7 @@ _TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
         ProtocolCode.WRONG_PHASE: "Das geht an dieser Stelle des Spiels nicht.",
         ProtocolCode.NOT_ENOUGH_PLAYERS: "Ein Spiel braucht 2 bis 8 Spieler.",
         ProtocolCode.NO_SUCH_SEAT: "Diesen Platz gibt es nicht.",
-        ProtocolCode.NOT_WATCHABLE: "Das Spiel hat noch nicht begonnen: tritt lieber bei.",
+        ProtocolCode.ALREADY_SEATED: "Du hast in diesem Raum schon einen Platz.",
         ProtocolCode.BAD_REACTION: "Diese Reaktion gibt es nicht.",
         ProtocolCode.UNAVAILABLE: "Der Server kann das Spiel gerade nicht speichern: das ist nicht geschehen. "
         "Versuch es wieder, wenn das Spiel weitergeht.",

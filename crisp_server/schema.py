@@ -256,7 +256,7 @@ class ReactionEvent(_Out):
 
 
 class LobbyEvent(_Out):
-    """A rematch with fewer than two players: the room is back in the lobby."""
+    """A rematch: the room is back in the lobby with the same seats (those who left are dropped)."""
 
     type: Literal["lobby"]
 
@@ -375,7 +375,7 @@ class RoomState(_Out):
     seats: list[SeatState]
     options: RoomOptions
     spectators: int = Field(ge=0)
-    fair: Fairness | None = Field(description="null until the first deal")
+    fair: Fairness | None = Field(description="null in the lobby")
 
 
 class Drawn(_Out):
@@ -460,7 +460,7 @@ class WelcomeMessage(_Out):
 class _State(_Out):
     v: Version
     room: RoomState
-    table: TableState | None = Field(description="null before the first game")
+    table: TableState | None = Field(description="null in the lobby (before the first game, after a rematch)")
     clock: Clocks
     you: You
     events: list[Event]

@@ -9,7 +9,8 @@ that fails. Every update and
 snapshot goes to a :class:`crisp_server.bots.Bot`; what the bot has to decide (``Bot.due``: a move, its
 crisp window, a ``ready``) is sent after the human-like pause of :func:`crisp_server.bots.pause_ms`, scaled
 by ``pause`` (0: as soon as the rules allow). It waits in the lobby for the host to start, plays until
-``games`` games are over (a rematch plays on while games remain) and leaves.
+``games`` games are over (after a rematch it waits in the lobby again for the host's start, while games
+remain) and leaves.
 
 A request the server refuses (a race with a timer, say) is logged; the bot asks for a snapshot and decides
 again from it after a back-off that doubles up to 5 s, so that it never spins, and never waits for an answer

@@ -36,28 +36,26 @@ LEVELS: Final[dict[str, type[Level]]] = {
 class Due:
     """Something the bot has to decide: ``move`` (draw or play, from round instant ``at`` on), ``crisp``
     (its window is open until ``until``) or ``ready`` (the room waits in a peek or between rounds for its
-    players to say so; ``at`` is 0 then); ``final``: Crisp has been called, the round ends soon."""
+    players to say so; ``at`` is 0 then)."""
 
     kind: Literal["move", "crisp", "ready"]
     at: int
     until: int | None
-    final: bool
 
 
 def due(m: Memory) -> Due | None:
     """What ``m``'s seat has to decide according to its last view, if anything."""
     if m.phase in ("peek", "round_over") and m.me is not None and not m.ready:
-        return Due("ready", 0, None, False)
+        return Due("ready", 0, None)
     r = m.round
     if r is None or r["ended"] or m.me is None or m.phase not in (None, "play"):
         return None  # no round, or a room still in its peek (moves there are refused as too early)
-    final = r["final_turns_left"] is not None
     window = r["window"]
     if window is not None and window["seat"] == m.me and r["caller"] is None:
-        return Due("crisp", r["now"], window["closes_at"], final)
+        return Due("crisp", r["now"], window["closes_at"])
     if r["turn"] == m.me:
         at = r["now"] if r["drawn"] is not None else max(r["now"], r["may_draw_at"])
-        return Due("move", at, r["deadline"], final)
+        return Due("move", at, r["deadline"])
     return None
 
 

@@ -13,10 +13,9 @@ from .bot import Due
 if TYPE_CHECKING:
     from random import Random
 
-#: A move: about 0.7 to 2 seconds, as a person reads the table and thinks.
+#: A move: about 0.7 to 2 seconds, as a person reads the table and thinks. The final turns after a Crisp call
+#: too: the people at the table follow them as they follow any other (the round's end hangs on them).
 MOVE_MS: Final = (700, 2000)
-#: The final turns go faster: the outcome is near and there is less to weigh.
-FINAL_MS: Final = (450, 1100)
 #: Ready in the peek: a moment to look at the two cards shown (the peek lasts up to 10 seconds).
 PEEK_MS: Final = (1500, 3500)
 #: Ready between rounds: a moment to read the round's result (the pause lasts up to 20 seconds).
@@ -31,7 +30,7 @@ def pause_ms(due: Due, rng: Random, phase: str | None = None) -> int:
     if due.kind == "ready":
         low, high = PEEK_MS if phase == "peek" else NEXT_ROUND_MS
     else:
-        low, high = CRISP_MS if due.kind == "crisp" else FINAL_MS if due.final else MOVE_MS
+        low, high = CRISP_MS if due.kind == "crisp" else MOVE_MS
     pause = rng.randint(low, high)
     if due.until is not None and due.kind == "crisp":
         pause = min(pause, max(0, due.until - due.at - 300))  # never let the window close on the call

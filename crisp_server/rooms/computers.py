@@ -132,8 +132,11 @@ class Computers(Seating):
 
     def _rematch(self) -> None:
         for seat in self.seats:
-            if seat.left:  # dropped from the next game, with whoever stood in for them
+            if seat.left or seat.standing_in:
+                # Dropped from the next game, with whoever stood in for them; and nobody stands in in the
+                # lobby: a player still away gets a stand-in again once the next game runs.
                 self._drop_driver(seat)
+            seat.away_since = None
         super()._rematch()
 
     # -- stand-ins -------------------------------------------------------------------------------------

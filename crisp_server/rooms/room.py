@@ -114,6 +114,9 @@ class Room(Recovery):
         if isinstance(msg, p.Leave):
             self._leave(conn)
             return
+        if isinstance(msg, p.Sit):  # a spectator's: before the seat is looked for
+            self._sit(conn, msg.name)
+            return
         seat = self._seat_of(conn)
         if isinstance(msg, p.ACTION_MESSAGES):
             self._action(conn, seat, msg)

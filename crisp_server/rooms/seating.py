@@ -40,6 +40,18 @@ class Seating(TableFlow):
         conn.room = cast("Room", self)  # the layers are parts of a Room: no other room is built
 
     def _join(self, conn: SeatDriver, raw_name: str) -> None:
+        self._take_seat(conn, raw_name, entering=True)
+
+    def _sit(self, conn: SeatDriver, raw_name: str) -> None:
+        """A spectator takes a free seat in the lobby: answered as a ``join`` (a welcome with a fresh token,
+        then the ``joined`` update, which also shows one spectator fewer)."""
+        if self.members.get(conn) is not None:
+            raise RoomError(p.ProtocolCode.ALREADY_SEATED)
+        self._take_seat(conn, raw_name, entering=False)
+
+    def _take_seat(self, conn: SeatDriver, raw_name: str, *, entering: bool) -> None:
+        """Seat ``conn`` at the end under ``raw_name``: one that enters the room (``join``, ``create``), or a
+        spectator of it (``sit``), by the same rules."""
         name = clean_name(raw_name)
         if name is None:
             raise RoomError(p.ProtocolCode.BAD_NAME)
@@ -49,7 +61,8 @@ class Seating(TableFlow):
             raise RoomError(p.ProtocolCode.ROOM_FULL)
         if any(s.name.casefold() == name.casefold() for s in self.seats):
             raise RoomError(p.ProtocolCode.NAME_TAKEN)
-        self._admit(conn)
+        if entering:
+            self._admit(conn)
         token = new_token()
         seat = Seat(
             name,
@@ -97,8 +110,7 @@ class Seating(TableFlow):
         self._publish(events, [{"type": "connected", "seat": index}])
 
     def _watch(self, conn: SeatDriver) -> None:
-        if self.phase is Phase.LOBBY and len(self.seats) < MAX_SEATS:
-            raise RoomError(p.ProtocolCode.NOT_WATCHABLE)
+        # In every phase: a link page follows the room live from its lobby on (and may ``sit`` there).
         self._admit(conn)
         self.members[conn] = None
         self._send(conn, self._welcome(None, None))

@@ -33,7 +33,7 @@ log = logging.getLogger("crisp.room")
 
 class TableFlow(Publishing):
     """The game's flow at the table: deal, peek, play, round over, game over; the round clock, timing out
-    players who are away, pausing while nobody is there and resuming, rematch and abandon."""
+    players who are away, pausing while nobody is there and resuming, rematch (back to the lobby) and abandon."""
 
     # -- time ------------------------------------------------------------------------------------------
 
@@ -169,19 +169,27 @@ class TableFlow(Publishing):
         self._deal()
 
     def _rematch(self) -> None:
+        """Back to the lobby with the same seats (those who left are dropped) and options: spectators may sit
+        down there, and the host starts when ready. A practice game nobody watches deals again at once: a
+        person alone against the computer has nobody to wait for."""
         staying = [s for s in self.seats if not s.left]
         host_seat = self.seats[self.host]
         self.seats = staying
         self.host = self.seats.index(host_seat) if host_seat in staying else 0
-        self.game = None
+        self.game = None  # the finished game's table goes with it: the lobby shows none (``table`` is null)
         self.record = None
         self.game_id = None
-        if len(self.seats) >= 2:
+        self.fair = []
+        people = sum(1 for s in staying if s.bot is None)
+        watched = None in self.members.values()
+        if len(staying) >= 2 and people == 1 and not watched:
             self._start_game()
-        else:
-            self.phase = Phase.LOBBY
-            self._save_room()
-            self._publish([], [{"type": "lobby"}])
+            return
+        self.phase = Phase.LOBBY
+        for s in staying:
+            s.ready = False
+        self._save_room()
+        self._publish([], [{"type": "lobby"}])
 
     def _deal(self) -> None:
         assert self.game is not None

@@ -43,7 +43,7 @@ class RoomInfo(_Body):
     phase: Literal["lobby", "peek", "play", "round_over", "game_over"]
     players: list[str] = Field(description="the seated players' names, in seat order")
     joinable: bool = Field(description="a lobby with a free seat: `join` will be accepted")
-    watchable: bool = Field(description="a game runs or the lobby is full: `watch` will be accepted")
+    watchable: bool = Field(description="always true: `watch` is accepted in every phase, the lobby included")
 
 
 class PastGame(_Body):

@@ -57,6 +57,9 @@ async def play_a_game(ws: str) -> tuple[str, str, str]:
             await c.wait_for(lambda c: c.phase == "game_over", what="game over")
         await ana.request({"type": "rematch"})
         await settle(ana, ben)
+        assert ana.phase == "lobby"
+        await ana.start()
+        await settle(ana, ben)
         assert ana.phase == "peek"
         assert ben.token is not None
         token = ben.token

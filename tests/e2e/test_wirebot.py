@@ -175,7 +175,9 @@ async def test_a_bot_plays_on_after_a_rematch_while_games_remain() -> None:
         await host.start()
         ana = SeatPlayer(Bot("normal", random.Random(6)), random.Random(7), pause=0, games=1, say=lambda _: None)
         assert await asyncio.wait_for(ana.play(host), 60) is End.DONE
-        await host.send({"type": "rematch"})
+        await host.send({"type": "rematch"})  # back to the lobby: the bot waits there for the host's start
+        await host.wait_for(lambda c: c.phase == "lobby", what="the lobby after the rematch")
+        await host.start()
         ana.games = 2  # the host's player goes on reading the same connection
         assert await asyncio.wait_for(ana.play(host), 60) is End.DONE
         assert await asyncio.wait_for(bot, 30) == EXIT_OK, said

@@ -44,6 +44,25 @@ async def test_a_lobby_comes_back_with_its_seats_host_and_options(tmp_path: Path
         await ana.wait_for(lambda c: c.phase == "peek", what="the game starts")
 
 
+async def test_a_seat_taken_by_a_spectator_comes_back_as_a_joined_one(tmp_path: Path) -> None:
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        code, (ana,) = await server.lobby(["Ana"])
+        dee = await server.client()
+        await dee.watch(code)
+        await dee.sit("Dee")
+        token = dee.token
+        await ana.request({"type": "ping"})
+
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        assert token is not None
+        dee = await server.client()
+        welcome = await dee.resume(code, token)
+        assert welcome["seat"] == 1
+        room = dee.state["room"] if dee.state else {}
+        assert [s["name"] for s in room["seats"]] == ["Ana", "Dee"]
+        assert room["spectators"] == 0
+
+
 async def test_history_is_empty_for_a_new_room(tmp_path: Path) -> None:
     async with running_server(persist=True, data_dir=tmp_path) as server:
         code, _ = await server.lobby(["Ana", "Ben"])

@@ -253,6 +253,59 @@ async def test_a_practice_game_with_hints_to_the_end_and_a_rematch(
     assert ana.you["hints"]
 
 
+async def _practice_to_game_over(server: Harness, ana: CrispClient, watchers: list[CrispClient]) -> str:
+    """A practice room (Ana and a computer player, to 50) played to its end, ``watchers`` watching; its code."""
+    code = await ana.create("Ana")
+    await ana.request({"type": "add_bot", "level": "normal"})
+    await ana.set_options(score_limit=50)
+    for watcher in watchers:
+        await watcher.watch(code)
+    await ana.start()
+    person = Person(ana)
+
+    async def act() -> bool:
+        move = person.decide()
+        if move is None:
+            return False
+        await ana.send(move)
+        return True
+
+    await run(server, [ana, *watchers], act, phase_is(ana, "game_over"))
+    return code
+
+
+async def test_a_practice_rematch_nobody_watches_deals_at_once(server: Harness) -> None:
+    ana = await server.client()
+    await _practice_to_game_over(server, ana, [])
+    answer = await ana.request({"type": "rematch"})
+    # Alone against the computer: no stop in the lobby, the answer is the new game's deal.
+    assert answer["room"]["phase"] == "peek"
+    assert answer["events"][-1]["type"] == "peek"
+    assert room_events(ana, "lobby") == []
+    assert answer["table"]["totals"] == [0, 0]
+    assert ana.you["hints"]
+
+
+async def test_a_practice_rematch_someone_watches_goes_to_the_lobby(server: Harness) -> None:
+    ana, vic = await server.client(), await server.client()
+    await _practice_to_game_over(server, ana, [vic])
+    answer = await ana.request({"type": "rematch"})
+    assert answer["room"]["phase"] == "lobby"
+    assert answer["events"] == [{"type": "lobby"}]
+    assert answer["table"] is None
+    await settle(server, [ana, vic])
+    assert vic.phase == "lobby"
+    assert vic.table is None
+    assert [(s["name"], s["bot"]) for s in seats(vic)] == [("Ana", None), ("Ada", "normal")]
+    # The spectator sits down: no longer a practice game; the host starts it.
+    await vic.sit("Vic")
+    await ana.start()
+    await settle(server, [ana, vic])
+    assert vic.phase == "peek"
+    assert vic.you["seat"] == 2
+    assert not ana.you["hints"]
+
+
 async def test_hints_only_in_practice(server: Harness) -> None:
     _, (ana, _ben) = await server.table(["Ana", "Ben"])
     assert not ana.you["hints"]
@@ -370,6 +423,50 @@ async def test_without_the_option_nobody_stands_in(server: Harness) -> None:
     await settle(server, [ana])
     assert not room_events(ana, "stand_in")
     assert not seats(ana)[1]["stand_in"]
+
+
+@pytest.mark.parametrize("stand_in", [None, 30])
+async def test_a_player_who_left_a_game_resumes_their_seat_and_plays(server: Harness, stand_in: int | None) -> None:
+    """The web client offers a way back to a game one left: the seat's token takes it back, with or without
+    a computer player standing in meanwhile."""
+    code, (ana, ben, cem) = await server.lobby(["Ana", "Ben", "Cem"])
+    await ana.set_options(stand_in=stand_in)
+    await ana.start()
+    token = ben.token
+    assert token is not None
+    await ben.request({"type": "leave"})
+    await settle(server, [ana, cem])
+    assert seats(ana)[1]["left"]
+    assert seats(ana)[1]["stand_in"] is (stand_in is not None)
+
+    back = await server.client()
+    welcome = await back.resume(code, token)
+    assert welcome["seat"] == 1
+    assert welcome["token"] is None
+    await settle(server, [ana, cem, back])
+    for c in (ana, cem, back):
+        assert (seats(c)[1]["left"], seats(c)[1]["stand_in"], seats(c)[1]["connected"]) == (False, False, True)
+    assert back.you["seat"] == 1
+    assert room_events(ana, "connected")[-1] == {"type": "connected", "seat": 1}
+    people = [Person(ana, seed=1), Person(back, seed=2), Person(cem, seed=3)]
+    sent: list[Message] = []
+
+    async def act() -> bool:
+        for person in people:
+            move = person.decide()
+            if move is not None:
+                await person.client.send(move)
+                if person.client is back:
+                    sent.append(move)
+                return True
+        return False
+
+    start = len(back.messages)
+    await run(server, [ana, back, cem], act, lambda: any(e["type"] == "round_ended" for e in _events(back)))
+    assert back.errors == []
+    assert any(m["type"] == "draw" for m in sent), "Ben played his own moves again"
+    later = [e for m in back.messages[start:] if m.get("type") == "update" for e in m["events"]]
+    assert not [e for e in later if e["type"] in ("timed_out", "stand_in") and e.get("seat") == 1]
 
 
 def _events(client: CrispClient) -> list[Message]:

@@ -14,8 +14,9 @@ from typing import Any, Final
 
 import pytest
 
+from crisp_server.client import ProtocolError
 from tests.web.audit import audit
-from tests.web.bots import OPEN_LIMITS, Bots, Style, dealt_hands, events, rig, stacked_deck
+from tests.web.bots import OPEN_LIMITS, Bots, Style, card_codes, dealt_hands, events, rig, stacked_deck
 from tests.web.harness import Harness, running_server
 
 #: The phases a room may go through from one message to the next (docs/protocol.md, "Playing").
@@ -347,12 +348,22 @@ async def test_rematch_in_the_same_room_with_the_same_seats(wire: Harness, monke
 
     assert await bots.send(guest, {"type": "rematch"}) == "not_host"
     assert await bots.send(host, {"type": "rematch"}) is None
+    # Back to the lobby, with the same seats and options, and nothing of the finished game.
     state = bots.state
     assert state["room"]["code"] == bots.code
-    assert state["room"]["phase"] == "peek"
+    assert state["room"]["phase"] == "lobby"
     assert [s["name"] for s in state["room"]["seats"]] == ["P0", "P1"]
+    assert [s["ready"] for s in state["room"]["seats"]] == [False, False]
     assert state["room"]["host"] == 0
     assert state["room"]["options"] == {**options(score_limit=50, turn_seconds=45), "stand_in": None}
+    assert state["room"]["fair"] is None
+    assert state["table"] is None
+    assert state["events"] == [{"type": "lobby"}]
+    assert await bots.send(host, {"type": "rematch"}) == "wrong_phase"
+    assert await bots.send(guest, {"type": "start"}) == "not_host"
+    assert await bots.send(host, {"type": "start"}) is None
+    state = bots.state
+    assert state["room"]["phase"] == "peek"
     assert state["room"]["fair"]["round"] == 0
     table = state["table"]
     assert table["totals"] == [0, 0]
@@ -388,6 +399,14 @@ async def test_rematch_drops_the_players_who_left(wire: Harness, monkeypatch: py
     assert host is not None
     assert last is not None
     assert await bots.send(host, {"type": "rematch"}) is None
+    assert [s["name"] for s in bots.state["room"]["seats"]] == ["P0", "P2"]
+    assert bots.state["room"]["phase"] == "lobby"
+    # The seat that left is gone for good: its token finds nothing.
+    stranger = await wire.client()
+    with pytest.raises(ProtocolError) as refused:
+        await stranger.resume(bots.code, bots.players[1].token)
+    assert refused.value.code == "bad_token"
+    assert await bots.send(host, {"type": "start"}) is None
     state = bots.state
     assert [s["name"] for s in state["room"]["seats"]] == ["P0", "P2"]
     assert state["table"]["players"] == ["P0", "P2"]
@@ -397,6 +416,58 @@ async def test_rematch_drops_the_players_who_left(wire: Harness, monkeypatch: py
     turn = bots.round["turn"]
     assert (host, last)[turn].my_turn()
     assert not (host, last)[1 - turn].my_turn()
+
+
+async def test_a_rematch_goes_through_the_lobby_where_a_spectator_sits_and_plays(
+    wire: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    high, low = C0, ("AS", "2S", "3S")
+    third = [("4C", "5C", "6C"), ("7C", "8C", "9C"), ("2H", "3H", "AH")]
+    # Two rounds end the first game; the rematch (3 players, dealer 1) starts with seat 2, the newcomer.
+    decks = [stacked_deck(1, [high, low], LOW_PILE), stacked_deck(0, [high, low], LOW_PILE)]
+    decks.append(stacked_deck(1, third, LOW_PILE))
+    rig(monkeypatch, first_dealer=1, decks=decks, seed=11)
+    bots = await Bots.start(wire, 2, random.Random(11), style=PASSIVE, options=options(score_limit=50), spectators=1)
+    await _play_to_game_over(bots, caller=0)
+    host = bots.connected(0)
+    assert host is not None
+    dee = bots.spectators[0]
+    assert await bots.send(host, {"type": "rematch"}) is None
+    # Every member is in the lobby, and nothing of the finished game is in what it was sent there.
+    for member in bots.members():
+        assert member.phase == "lobby"
+        lobby = member.state
+        assert lobby is not None
+        assert lobby["type"] == "update"
+        assert lobby["events"] == [{"type": "lobby"}]
+        assert lobby["table"] is None
+        assert lobby["room"]["fair"] is None
+        assert lobby["room"]["spectators"] == 1
+        assert card_codes(lobby) == set()
+        assert card_codes(await member.sync()) == set()
+    assert events(dee, "spectator_left") == []  # the spectator stayed
+
+    welcome = await dee.sit("Dee")
+    assert welcome["seat"] == 2
+    await bots.settle()
+    assert [s["name"] for s in bots.state["room"]["seats"]] == ["P0", "P1", "Dee"]
+    assert bots.state["room"]["spectators"] == 0
+    assert await bots.send(host, {"type": "start"}) is None
+    assert bots.state["table"]["players"] == ["P0", "P1", "Dee"]
+    shown = [e for e in events(dee, "card_shown") if e["why"] == "deal"]
+    assert [(e["seat"], e["slot"], e["card"]) for e in shown] == [(2, "left", "2H"), (2, "right", "AH")]
+    for seat in (0, 1):
+        await bots.do(seat, {"type": "ready"})
+    await dee.ready()
+    await bots.settle()
+    assert bots.phase == "play"
+    assert dee.my_turn()
+    drawn = await dee.draw()
+    assert drawn["you"]["drawn_card"] == "4H"
+    await dee.discard()
+    await bots.settle()
+    assert bots.round["discard"] == ["4H"]
+    assert bots.round["turn"] == 0
 
 
 # -- the fair shuffle ------------------------------------------------------------------------------------

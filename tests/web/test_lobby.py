@@ -264,9 +264,10 @@ async def test_room_full_at_nine(server: Harness) -> None:
         await ninth.join(code, "Nina")
     assert info.value.code == "room_full"
     await until(clients, lambda c: names(c) == players, "still eight")
-    # A full lobby may be watched.
+    # A full lobby may be watched, but not sat in.
     await ninth.watch(code)
     await until(clients, lambda c: room_of(c)["spectators"] == 1, "one spectator")
+    assert await error_code(ninth, {"type": "sit", "name": "Nina"}) == "room_full"
 
 
 # -- options -------------------------------------------------------------------------------------------
@@ -441,16 +442,89 @@ async def test_start_rules(server: Harness) -> None:
 # -- spectators ----------------------------------------------------------------------------------------
 
 
-async def test_watch_refused_in_a_lobby_that_is_not_full(server: Harness) -> None:
-    code, (ana, ben) = await server.lobby(["Ana", "Ben"])
+async def test_a_spectator_follows_the_lobby_from_its_start(server: Harness) -> None:
+    """A link page watches the room live: it sees the seats fill and the game start, and no dealt card."""
+    code, (ana,) = await server.lobby(["Ana"])
     viewer = await server.client()
-    with pytest.raises(ProtocolError) as info:
-        await viewer.watch(code)
-    assert info.value.code == "not_watchable"
-    assert room_of(ana)["spectators"] == 0
-    # Refused, the connection may still join.
-    await viewer.join(code, "Vic")
-    await until([ana, ben], lambda c: names(c) == ["Ana", "Ben", "Vic"], "Vic seated")
+    welcome = await viewer.watch(code)
+    assert welcome["seat"] is None
+    assert welcome["token"] is None
+    assert room_of(viewer)["phase"] == "lobby"
+    assert viewer.table is None
+    await until([ana, viewer], lambda c: room_of(c)["spectators"] == 1, "one spectator")
+    ben = await server.client()
+    await ben.join(code, "Ben")
+    await until([viewer], lambda c: names(c) == ["Ana", "Ben"], "Ben seen joining")
+    assert {"type": "joined", "seat": 1, "name": "Ben"} in events_of(viewer, "joined")
+    await ana.start()
+    await until([viewer], lambda c: room_of(c)["phase"] == "peek", "the deal seen")
+    assert events_of(viewer, "card_shown") == []
+    assert viewer.you["spectator"] is True
+    assert_versions(viewer)
+
+
+async def test_a_spectator_sits_in_the_lobby_as_a_joined_player(server: Harness) -> None:
+    code, (ana, ben) = await server.lobby(["Ana", "Ben"])
+    dee = await server.client()
+    await dee.watch(code)
+    await until([ana, ben, dee], lambda c: room_of(c)["spectators"] == 1, "one spectator")
+    start = len(ana.messages)
+    welcome = await dee.sit("  Dee ")
+    assert welcome["seat"] == 2
+    assert welcome["room"] == code
+    assert isinstance(welcome["token"], str)
+    assert dee.token == welcome["token"]
+    # Answered as a join: the welcome, then the update with ``joined`` (its v the welcome's plus one).
+    answer = next(m for m in dee.messages if m["type"] == "update" and m["v"] == welcome["v"] + 1)
+    assert answer["events"] == [{"type": "joined", "seat": 2, "name": "Dee"}]
+    assert answer["you"]["seat"] == 2
+    assert answer["you"]["spectator"] is False
+    await until([ana, ben, dee], lambda c: names(c) == ["Ana", "Ben", "Dee"], "Dee seated")
+    for c in (ana, ben, dee):
+        assert room_of(c)["spectators"] == 0
+        assert connected(c) == [True, True, True]
+    assert events_of(ana, "spectator_left") == []  # one spectator fewer is in ``joined``'s update
+    assert next(m for m in ana.messages[start:] if m["type"] == "update")["events"] == answer["events"]
+    assert_versions(dee)
+    # A seat like any other: its token resumes it, and it plays.
+    again = await server.client()
+    await again.resume(code, welcome["token"])
+    assert again.you["seat"] == 2
+    await ana.start()
+    await until([ana, ben, again], lambda c: c.phase == "peek", "the deal")
+    shown = events_of(again, "card_shown")
+    assert sorted(e["slot"] for e in shown) == ["left", "right"]
+    assert all(e["seat"] == 2 for e in shown)
+    await again.ready()
+    assert room_of(again)["seats"][2]["ready"] is True
+
+
+async def test_sit_is_refused_with_a_reason(server: Harness) -> None:
+    code, (ana, ben) = await server.lobby(["Ana", "Ben"])
+    nobody = await server.client()
+    assert await error_code(nobody, {"type": "sit", "name": "Dee"}) == "not_in_room"
+    assert await error_code(ana, {"type": "sit", "name": "Dee"}) == "already_seated"
+    viewer = await server.client()
+    await viewer.watch(code)
+    assert await error_code(viewer, {"type": "sit", "name": " \u200b "}) == "bad_name"
+    assert await error_code(viewer, {"type": "sit", "name": "x" * 21}) == "bad_name"
+    assert await error_code(viewer, {"type": "sit", "name": "BEN"}) == "name_taken"
+    assert await error_code(viewer, {"type": "sit"}) == "bad_message"
+    # Refused, it still watches, and may sit under another name.
+    await until([ana, viewer], lambda c: room_of(c)["spectators"] == 1, "still one spectator")
+    assert names(ana) == ["Ana", "Ben"]
+    await viewer.sit("Vic")
+    assert await error_code(viewer, {"type": "sit", "name": "Vic2"}) == "already_seated"
+    await until([ana, ben], lambda c: names(c) == ["Ana", "Ben", "Vic"], "Vic seated once")
+
+
+async def test_sit_while_the_game_runs(server: Harness) -> None:
+    code, (ana, ben) = await server.table(["Ana", "Ben"])
+    viewer = await server.client()
+    await viewer.watch(code)
+    assert await error_code(viewer, {"type": "sit", "name": "Dee"}) == "game_running"
+    await until([ana, ben, viewer], lambda c: room_of(c)["spectators"] == 1, "still a spectator")
+    assert names(ana) == ["Ana", "Ben"]
 
 
 async def test_spectator_in_a_running_game(server: Harness) -> None:
@@ -706,7 +780,7 @@ async def test_room_info(server: Harness) -> None:
             "phase": "lobby",
             "players": ["Ana", "Ben"],
             "joinable": True,
-            "watchable": False,
+            "watchable": True,
         }
         assert (await http.get(f"/api/rooms/{code.lower()}")).json()["code"] == code
         assert (await http.get("/api/rooms/ACDEFG")).status_code == 404

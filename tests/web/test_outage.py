@@ -182,3 +182,29 @@ async def test_retries_back_off_up_to_the_cap(server: Harness) -> None:
         assert gap >= min(first * 2**i, cap) * 0.9, gaps
     assert max(gaps) < cap + 0.3, gaps
     assert len(breaker.tries) <= 12, "back-off: a few tries a second, not a busy loop"
+
+
+async def test_a_sit_that_was_not_saved_leaves_its_connection_in_no_room(server: Harness) -> None:
+    breaker = Breakable(server.app.state.store)
+    code, (ana,) = await server.lobby(["Ana"])
+    viewer = await server.client()
+    await viewer.watch(code)
+    await ana.wait_for(lambda c: c.state is not None and c.state["room"]["spectators"] == 1, what="a spectator")
+    breaker.broken = True
+    mark = len(viewer.messages)
+    await viewer.send({"type": "sit", "name": "Vic"})
+    await viewer.wait_for(lambda c: "unavailable" in kinds_since(c, mark), what="unavailable")
+    assert "welcome" not in kinds_since(viewer, mark)  # nobody hears of a seat the database lacks
+    breaker.broken = False
+    await ana.wait_for(
+        lambda c: c.state is not None and {"type": "available"} in c.state["events"], what="the comeback"
+    )
+    await viewer.wait_for(lambda c: any(e["code"] == "unavailable" for e in c.errors), what="the sit refused")
+    assert ana.state is not None
+    assert [s["name"] for s in ana.state["room"]["seats"]] == ["Ana"]
+    assert ana.state["room"]["spectators"] == 0
+    # In no room now: it watches again, and sits again.
+    assert await viewer.request({"type": "ping"}) == {"type": "pong", "v": 0}
+    await viewer.watch(code)
+    welcome = await viewer.sit("Vic")
+    assert welcome["seat"] == 1

@@ -176,6 +176,9 @@ def test_the_document_names_every_message_event_error_and_close_code() -> None:
     names = [typing.get_args(m.model_fields["type"].annotation)[0] for m in outbound]
     names += list(event_models())
     names += [c.value for c in (*ProtocolCode, *RuleCode)]
+    names += [
+        typing.get_args(m.model_fields["type"].annotation)[0] for m in typing.get_args(typing.get_args(Inbound)[0])
+    ]
     missing = [name for name in names if f"`{name}`" not in text]
     assert missing == []
     codes = {

@@ -279,6 +279,8 @@ async def test_no_message_leaks_a_card(wire: Harness, monkeypatch: pytest.Monkey
         host_client = bots.connected(host)
         assert host_client is not None
         assert await bots.send(host_client, {"type": "rematch"}) is None
+        assert bots.phase == "lobby"  # nothing of the finished game may be in what the lobby sends
+        assert await bots.send(host_client, {"type": "start"}) is None
         await bots.play_game()
 
     checked = check_everyone(bots, spy)

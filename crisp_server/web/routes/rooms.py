@@ -45,7 +45,7 @@ async def room_info(request: Request, code: str, services: ServicesDep) -> dict[
         "phase": room.phase,
         "players": room.players,
         "joinable": lobby and not full,
-        "watchable": not lobby or full,
+        "watchable": True,  # in every phase: a spectator follows the lobby too, and may sit down there
     }
 
 
