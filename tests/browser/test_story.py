@@ -300,6 +300,7 @@ def test_three_phones_leave_take_back_watch_and_sit_after_a_rematch(
         # The seat's move times out: the round ends, and the others see every hand before the results.
         for page in (ana, cem):
             expect(page.locator(".screen.table.revealing")).to_be_visible()
+        cem.wait_for_timeout(600)  # the flip
         shot(cem, "reveal")
         for page in (ana, cem):
             expect(page.locator(".overlay.results")).to_be_visible(timeout=5000)
@@ -311,10 +312,12 @@ def test_three_phones_leave_take_back_watch_and_sit_after_a_rematch(
         expect(ben.locator(".overlay.results")).to_be_visible()
         shot(ben, "back")
         expect(ana.locator(".seat .dot.on")).to_have_count(1)  # Ben is connected again
-        for page, ready in ((ana, "Ready"), (ben, "Bereit")):
-            page.get_by_role("button", name=ready, exact=True).click()
+        # A seat that left counted as ready, and comes back so: Ana's Ready deals the next round.
+        ana.get_by_role("button", name="Ready", exact=True).click()
 
         # -- round 2: Ben calls Crisp, Ana's last turn ends the game --------------------------------------
+        for page in (ana, ben):
+            expect(page.locator(".phase-peek")).to_be_visible()
         for page, ready in ((ana, "Ready"), (ben, "Bereit")):
             page.get_by_role("button", name=ready, exact=True).click()
         ana.get_by_role("button", name="Draw", exact=True).click()

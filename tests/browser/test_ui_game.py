@@ -153,7 +153,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         )
         expect(ben.page.locator('[data-key="slot-middle"] .peek-count')).to_be_visible()  # how long it shows
         # Always in sight: your own total and who deals (Ana in round 1).
-        expect(ana.page.locator(".my-line")).to_contain_text("Total 0")
+        expect(ana.page.locator(".my-line")).to_contain_text("Game score 0 of 50")
         expect(ana.page.locator(".my-line .dealer")).to_be_visible()
         expect(ben.page.locator(".seat .dealer")).to_have_count(1)
         expect(ben.page.locator('[data-key="crisp"]')).to_be_visible()
@@ -212,7 +212,11 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ana.page.locator(".history .past-games li")).to_have_count(1)
         cem.shot("game-over", axe)
         ana.shot("game-over", axe)
-        ana.click("rematch")
+        ana.click("rematch")  # back to the lobby, with the same players and options
+        for phone in (ana, ben, cem):
+            expect(phone.page.locator(".lobby")).to_be_visible()
+        expect(cem.page.locator('[data-key="opt-score_limit"]')).to_have_value("50")
+        ana.click("start")
         for phone in (ana, ben, cem):
             expect(phone.page.locator(".peek-panel")).to_be_visible()
 
