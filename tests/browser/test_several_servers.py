@@ -112,8 +112,9 @@ def test_the_page_follows_its_room_to_another_node_at_once(browser: Browser, bas
         sockets = Sockets(page)
         join_and_play(page, base, bots, "Me")
         first = sockets.next(page, 1)
-        assert first.url.endswith(f"/ws?room={bots.code}")  # a join knows its room
-        assert first.sent[0]["type"] == "join"
+        assert first.url.endswith(f"/ws?room={bots.code}")  # a link page knows its room
+        # The link page follows the room as a spectator and takes the seat on the same socket.
+        assert [m["type"] for m in first.sent[:2]] == ["watch", "sit"]
         seat_token = token(page)
 
         for count in (2, 3):  # twice: a room may move again
