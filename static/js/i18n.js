@@ -109,6 +109,7 @@ const STRINGS = {
     gameOver: "Game over",
     sum: "Sum",
     total: "Game score",
+    totalShort: "Game", // a column beside "Round": the game's points so far
     caller: "called Crisp",
     winner: "Winner",
     winners: "Winners",
@@ -327,6 +328,7 @@ const STRINGS = {
     gameOver: "Spiel vorbei",
     sum: "Summe",
     total: "Spielstand",
+    totalShort: "Spiel",
     caller: "hat Crisp gerufen",
     winner: "Gewinner",
     winners: "Gewinner",

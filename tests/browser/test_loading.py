@@ -23,10 +23,10 @@ new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__shifts.push(entry.value);
 }).observe({ type: "layout-shift", buffered: true });
 // Each screen is drawn anew (new nodes are not "shifted"), so CLS misses a line that arrives late and pushes
-// the form down: the link's Join button is followed on every frame instead.
+// the form down: the link's Join button (on /, the name field) is followed on every frame instead.
 window.__tops = [];
 const follow = () => {
-  const field = document.querySelector('[data-key="join"]');
+  const field = document.querySelector('[data-key="join"]') ?? document.getElementById("name");
   const top = field && Math.round(field.getBoundingClientRect().top + window.scrollY);
   if (field && window.__tops.at(-1) !== top) window.__tops.push(top);
   requestAnimationFrame(follow);
@@ -72,7 +72,7 @@ def test_nothing_moves_while_the_page_loads(browser: Browser, base: str, path: s
     page.on("request", lambda request: requests.append(request.url))
     page.goto(base + path.format(code=code))
     if "{code}" in path:
-        page.get_by_text("Players: Ana").wait_for()  # the room's details have arrived
+        page.get_by_text("Players (1/8): Ana").wait_for()  # the room's details have arrived
     page.get_by_role("heading", name="Crisp").wait_for()
     page.wait_for_timeout(800)  # anything still to come (fonts, late renders) has come
     shifts: list[float] = page.evaluate("window.__shifts")

@@ -59,7 +59,7 @@ def test_the_worker_keeps_the_shell_and_shows_the_offline_page(browser: Browser,
     with server_process(tmp_path, port=port) as (base, _proc):
         code = open_room(base)
         page.goto(f"{base}/r/{code}")
-        page.get_by_text("Players: Ana").wait_for(timeout=TIMEOUT)
+        page.get_by_text("Players (1/8): Ana").wait_for(timeout=TIMEOUT)
         controlled(page)  # the first visit installs the worker, which claims the page
         shell = shell_of(page.request.get(base + "/sw.js").text())
         page.wait_for_function(ONE_CACHE_HOLDING, arg=len(shell["files"]), timeout=TIMEOUT)  # installed
@@ -68,7 +68,7 @@ def test_the_worker_keeps_the_shell_and_shows_the_offline_page(browser: Browser,
         # Controlled now: the room's details and the socket still go to the server, not to the worker.
         api.clear()
         page.reload()
-        page.get_by_text("Players: Ana").wait_for(timeout=TIMEOUT)
+        page.get_by_text("Players (1/8): Ana").wait_for(timeout=TIMEOUT)
         page.fill("#join-name", "Ben")
         page.click('[data-key="join"]')
         expect(page.locator(".lobby")).to_be_visible(timeout=TIMEOUT)

@@ -27,12 +27,12 @@ export async function checkDeck(fair) {
 /** This round, one row per player: the cards, their sum, the caller's bonus, the round's points, the total. */
 function roundTable(r, table, room, over) {
   const winners = table.winners;
-  const head = ["player", "cards", "sum", "crispBonus", "roundPoints", "total"];
+  const head = ["player", "cards", "sum", "crispBonus", "roundPoints", "totalShort"];
   return h(
     "table",
     { class: "round-table" },
     h("caption", { class: "sr-only" }, t("roundOver")),
-    h("thead", {}, h("tr", {}, head.map((k, i) => h("th", { scope: "col", class: `col-${k}` }, i === 0 ? h("span", { class: "sr-only" }, t(k)) : t(k))))),
+    h("thead", {}, h("tr", {}, head.map((k, i) => h("th", { scope: "col", class: `col-${k}`, abbr: k === "totalShort" ? t("total") : null }, i === 0 ? h("span", { class: "sr-only" }, t(k)) : t(k))))),
     h(
       "tbody",
       {},
@@ -86,7 +86,7 @@ function scoreboard(table, room) {
       "table",
       { class: "scores" },
       h("caption", {}, t("scoreboardTo", table.options.score_limit)),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("player"))), table.scores.map((_, k) => h("th", { scope: "col" }, t("roundShort", k + 1))), h("th", { scope: "col" }, t("total")))),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("player"))), table.scores.map((_, k) => h("th", { scope: "col" }, t("roundShort", k + 1))), h("th", { scope: "col", abbr: t("total") }, t("totalShort")))),
       h(
         "tbody",
         {},
