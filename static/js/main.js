@@ -213,6 +213,7 @@ function onState(msg) {
   if (!msg.you.can.includes("queen")) app.queen = null;
   if (app.hint && app.hint.moment !== hintMoment()) app.hint = null;
   for (const e of msg.events || []) onEvent(e, before);
+  effects.hear(msg.events || [], msg.you.seat, phase);
   const where = positions(); // the cards as they are on screen before this update is drawn
   const flights = flightsFor(msg.events || [], msg.you.seat, msg.you.drawn_card);
   if (phase !== "lobby" && app.screen === "room") effects.keepAwake();
@@ -273,11 +274,9 @@ function onEvent(e, before) {
       break;
     case "crisp_called":
       line = said("crisp", who(e.seat));
-      effects.signal("crisp");
       break;
     case "turn_started":
       app.kingTurn = null;
-      if (e.seat === me && app.state.room.phase === "play") effects.signal("turn");
       break;
     case "round_ended":
       line = ev("roundEnded");
@@ -393,6 +392,7 @@ function tick() {
     }
     el.classList.toggle("low", left < 10000);
   }
+  effects.watchClock(app, now);
   // Peeks and reactions that ran out: draw again without them.
   const expired =
     Object.values(app.peeks).some((p) => p.until <= now) || app.reactions.some((x) => x.until <= now);

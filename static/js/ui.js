@@ -155,7 +155,7 @@ export async function confirmLeave() {
   if (await confirmDialog(seated ? t("leaveConfirm") : t("stopWatchingConfirm"), detail, t("leave"))) actions.send({ type: "leave" });
 }
 
-function toggleButton(key, label, pressed, toggle) {
+function toggleButton(key, text, pressed, toggle) {
   return h(
     "button",
     {
@@ -168,7 +168,7 @@ function toggleButton(key, label, pressed, toggle) {
         actions.render();
       },
     },
-    `${label}: ${pressed ? t("on") : t("off")}`,
+    text,
   );
 }
 
@@ -183,8 +183,8 @@ export function topButtons() {
     { class: "top-buttons" },
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, t("howToPlay")),
     langButton(),
-    toggleButton("sound", t("sound"), effects.sound, () => effects.toggleSound()),
-    "vibrate" in navigator ? toggleButton("vibrate", t("vibration"), effects.vibrate, () => effects.toggleVibration()) : null,
+    toggleButton("sound", t("soundState", effects.sound), effects.sound, () => effects.toggleSound()),
+    "vibrate" in navigator ? toggleButton("vibrate", t("vibrationState", effects.vibrate), effects.vibrate, () => effects.toggleVibration()) : null,
   );
 }
 

@@ -6,6 +6,7 @@ import { cardName, getLang, slotLabel, slotName, t } from "../i18n.js";
 import { SLOTS, actions, app, clockIn, effects, hintMoment, mySeat, revealing } from "../state.js";
 import { confirmLeave, langButton, openRules, renderAt, ring, robot } from "../ui.js";
 import { touched } from "../motion.js";
+import { effectSwitches } from "../effects.js";
 import { roundOverlay } from "./results.js";
 
 const REACTIONS = ["👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "🍀"];
@@ -141,25 +142,19 @@ function tableBar() {
     "header",
     { class: "bar" },
     h("span", { class: "code-badge small" }, room.code),
-    r ? h("span", {}, t("round", r.index + 1)) : null,
+    // "Round 3", or "R3" where the bar is short of room (the CSS chooses; screen readers hear the whole).
+    r
+      ? h(
+          "span",
+          { class: "round-label" },
+          h("span", { class: "round-long" }, t("round", r.index + 1)),
+          h("span", { class: "round-short", "aria-hidden": "true" }, t("roundShort", r.index + 1)),
+        )
+      : null,
     h("span", { class: "spacer" }),
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, "?", h("span", { class: "sr-only" }, t("howToPlay"))),
     langButton(getLang() === "de" ? "EN" : "DE"),
-    h(
-      "button",
-      {
-        class: "link",
-        "data-key": "sound",
-        "data-local": true,
-        "aria-label": t("sound"),
-        "aria-pressed": effects.sound ? "true" : "false",
-        onclick: () => {
-          effects.toggleSound();
-          render();
-        },
-      },
-      effects.sound ? "🔊" : "🔈",
-    ),
+    effectSwitches(effects, render),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );
 }
