@@ -69,7 +69,7 @@ def test_the_worker_keeps_the_shell_and_shows_the_offline_page(browser: Browser,
         api.clear()
         page.reload()
         page.get_by_text("Players (1/8): Ana").wait_for(timeout=TIMEOUT)
-        page.fill("#join-name", "Ben")
+        page.fill("#name", "Ben")
         page.click('[data-key="join"]')
         expect(page.locator(".lobby")).to_be_visible(timeout=TIMEOUT)
         expect(page.locator(".seats li")).to_have_count(2)

@@ -88,7 +88,7 @@ def move(leg: Leg, announce: bool) -> float:
 
 
 def token(page: Page) -> str:
-    return str(page.evaluate("JSON.parse(localStorage.getItem('crisp.session')).token"))
+    return str(page.evaluate("JSON.parse(localStorage.getItem('crisp.sessions'))[0].token"))
 
 
 def react_and_be_seen(page: Page, bots: Bots, count: int) -> None:

@@ -132,7 +132,7 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ben.page.locator(".prompt-text")).to_have_text("Du bist dran: Zieh eine Karte")
         ben.shot("my-turn", axe)
         ben.click("act-draw")
-        expect(ben.page.locator(".drawn-card")).to_contain_text("Pik König")
+        expect(ben.page.locator(".drawn-card")).to_contain_text("Pik-König")
         ben.click("act-king")
         expect(ben.page.locator(".extra-moves")).to_have_text("noch 2 Extrazüge")  # the King gave two
         ben.click("act-draw")
