@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.procs import server_process
-from tests.browser.harness import SIZES, Bots, deck, join, open_page, page_check
+from tests.browser.harness import SIZES, Bots, deck, fits, join, open_page, page_check
 
 # Two players: Ana (a bot, the host) deals, the page starts and draws the Jack of diamonds.
 JACK_DECK = deck(["2S", "3S", "4S", "5S", "6S", "7S", "JD"])
@@ -115,7 +115,9 @@ def test_a_crowded_seat_stays_in_its_box(browser: Browser, base: str, shots: Pat
         expect(host.get_by_label("Total: 142")).to_be_visible()
         expect(page.locator(".seat .holding")).to_have_count(1)
         page.screenshot(path=str(shots / f"crowded-seat-{width}x{height}.png"))
-        assert seat_problems(page) == []
+        problems = seat_problems(page)
+        assert not problems, "\n".join(problems)
+        assert fits(page) == []
     finally:
         context.close()
         bots.close()

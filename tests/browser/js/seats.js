@@ -1,6 +1,7 @@
-// The table's seats: every seat's box, and the problems: two seats that overlap, and anything drawn in a seat
-// (its name, cards, tags, held card) that reaches out of its box into a neighbour's. A reaction that floats up
-// out of the seat for a moment does not count, nor text only screen readers get.
+// The table's seats: every seat's box, and the problems: two seats that overlap, anything drawn in a seat
+// (its name, cards, tags, held card) that reaches out of its box into a neighbour's (a reaction that floats up
+// out of the seat for a moment does not count, nor text only screen readers get), and rows of the table that
+// overlap or are squeezed.
 () => {
   const seats = [...document.querySelectorAll("#app .seat")];
   const boxes = seats.map((s) => s.getBoundingClientRect());
@@ -19,6 +20,15 @@
       if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
         problems.push(`out of ${name(seat)}'s seat: ${el.className || el.tagName} by ${[box.left - r.left, r.right - box.right, box.top - r.top, r.bottom - box.bottom].map((d) => Math.max(0, Math.round(d))).join("/")} (left/right/top/bottom)`);
     }
+  });
+  // The table's rows (header, seats, piles, whose move, hand, moves, events, reactions): none overlaps
+  // another, and none is squeezed below its content (which then spills over the next row).
+  const rows = [...document.querySelectorAll("#app .screen.table > *:not(.overlay)")].filter((el) => el.getClientRects().length);
+  const label = (el) => (typeof el.className === "string" && el.className.split(" ")[0]) || el.tagName;
+  rows.forEach((el, i) => {
+    if (el.scrollHeight > el.clientHeight + 1) problems.push(`squeezed: ${label(el)} (${el.scrollHeight} px of content in ${el.clientHeight})`);
+    const r = el.getBoundingClientRect();
+    for (const other of rows.slice(i + 1)) if (meets(r, other.getBoundingClientRect())) problems.push(`rows overlap: ${label(el)} and ${label(other)}`);
   });
   return { boxes: boxes.map((r) => [r.left, r.top, r.width, r.height].map((v) => Math.round(v * 10) / 10)), problems };
 }
