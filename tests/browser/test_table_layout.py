@@ -174,10 +174,10 @@ def test_the_host_reaches_start_without_scrolling(browser: Browser, base: str, s
         page.screenshot(path=str(shots / f"lobby-host-start-{locale}-360x640-end.png"))
         covered = page.evaluate(
             """() => [...document.querySelectorAll('#app button, #app select')].filter((b) => {
-                 if (b.dataset.key === 'start') return false;
                  const r = b.getBoundingClientRect();
-                 if (r.bottom < 0 || r.top > innerHeight) return false;
-                 const top = document.elementFromPoint(r.left + r.width / 2, Math.min(r.top + r.height / 2, innerHeight - 1));
+                 const y = r.top + r.height / 2;
+                 if (b.dataset.key === 'start' || y < 0 || y > innerHeight) return false;
+                 const top = document.elementFromPoint(r.left + r.width / 2, y);
                  return !b.contains(top);
                }).map((b) => b.dataset.key || b.textContent)"""
         )
