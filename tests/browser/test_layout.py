@@ -14,7 +14,17 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from crisp_server.client import CrispClient
-from tests.browser.harness import NUMBERS_FIRST, SIZES, Bots, contrast_problems, fits, join, open_page, page_check, play_turns
+from tests.browser.harness import (
+    NUMBERS_FIRST,
+    SIZES,
+    Bots,
+    contrast_problems,
+    fits,
+    join,
+    open_page,
+    page_check,
+    play_turns,
+)
 from tests.e2e.procs import server_process
 
 #: The seats' boxes and what of the table overlaps or spills (js/seats.js).

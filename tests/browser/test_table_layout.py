@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, FloatRect, Page, expect
 
-from tests.e2e.procs import server_process
 from tests.browser.harness import SIZES, Bots, deck, fits, join, open_page, page_check
+from tests.e2e.procs import server_process
 
 # Two players: Ana (a bot, the host) deals, the page starts and draws the Jack of diamonds.
 JACK_DECK = deck(["2S", "3S", "4S", "5S", "6S", "7S", "JD"])
@@ -28,7 +28,11 @@ NAMES = ["Alexandra", "Benedikt", "Christina", "Dominik", "Elisabeth", "Friedric
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # Every game on this server deals the Jack deck: the tests that need it know what is drawn. All the
     # module's rooms are looked up from one address: more than a player's share of look-ups a minute.
-    env = {"CRISP_TEST_DECKS": json.dumps([JACK_DECK] * 200), "CRISP_LOOKUP_BURST": "1000", "CRISP_LOOKUP_PER_MINUTE": "10000"}
+    env = {
+        "CRISP_TEST_DECKS": json.dumps([JACK_DECK] * 200),
+        "CRISP_LOOKUP_BURST": "1000",
+        "CRISP_LOOKUP_PER_MINUTE": "10000",
+    }
     with server_process(tmp_path_factory.mktemp("server"), env, rigged=True) as (url, _proc):
         yield url
 
@@ -49,7 +53,9 @@ def seat_boxes(page: Page) -> list[list[float]]:
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
-def test_the_peek_countdown_leaves_the_rank_in_sight(browser: Browser, base: str, shots: Path, width: int, height: int) -> None:
+def test_the_peek_countdown_leaves_the_rank_in_sight(
+    browser: Browser, base: str, shots: Path, width: int, height: int
+) -> None:
     """A Jack shows your middle card for a few seconds: its countdown must not sit on the card's rank."""
     bots = Bots(base, ["Ana"])
     context, page = open_page(browser, width, height)
@@ -65,9 +71,10 @@ def test_the_peek_countdown_leaves_the_rank_in_sight(browser: Browser, base: str
         overlap = page.evaluate(
             """(slot) => {
                  const badge = slot.querySelector('.peek-count').getBoundingClientRect();
-                 const meets = (r) => badge.left < r.right && r.left < badge.right && badge.top < r.bottom && r.top < badge.bottom;
-                 return [...slot.querySelectorAll('.card .corner, .card .pip')].filter((e) => meets(e.getBoundingClientRect()))
-                   .map((e) => e.className);
+                 const meets = (r) => badge.left < r.right && r.left < badge.right
+                   && badge.top < r.bottom && r.top < badge.bottom;
+                 return [...slot.querySelectorAll('.card .corner, .card .pip')]
+                   .filter((e) => meets(e.getBoundingClientRect())).map((e) => e.className);
                }""",
             middle.element_handle(),
         )
@@ -126,7 +133,7 @@ def test_a_crowded_seat_stays_in_its_box(browser: Browser, base: str, shots: Pat
 @pytest.mark.parametrize("players", [4, 8])
 @pytest.mark.parametrize(("width", "height"), [(360, 640), (1280, 800)])
 def test_the_seats_keep_still_while_a_player_holds_a_card(
-    browser: Browser, base: str, shots: Path, players: int, width: int, height: int
+    browser: Browser, base: str, shots: Path, *, players: int, width: int, height: int
 ) -> None:
     bots = Bots(base, NAMES[: players - 1])
     context, page = open_page(browser, width, height)
@@ -149,7 +156,7 @@ def test_the_seats_keep_still_while_a_player_holds_a_card(
 
 def host_lobby(browser: Browser, base: str, width: int, height: int, locale: str) -> tuple[Page, Bots]:
     """The page creates a room (its host) and three bots join it."""
-    context, page = open_page(browser, width, height, locale=locale)
+    _context, page = open_page(browser, width, height, locale=locale)
     page.goto(base)
     page.fill("#create-name", "Maximilian")
     page.locator('[data-key="create"]').click()
@@ -187,19 +194,27 @@ def test_the_host_reaches_start_without_scrolling(browser: Browser, base: str, s
         bots.close()
 
 
+#: The top of a 360 px screen, where the links are.
+TOP: FloatRect = {"x": 0, "y": 0, "width": 360, "height": 120}
+
+
 @pytest.mark.parametrize("locale", ["en-GB", "de-DE"])
 def test_the_top_links_fit_one_line(browser: Browser, base: str, shots: Path, locale: str) -> None:
     """How to play, language, sound and vibration in one row at 360 px, on the home screen and in the lobby."""
     page, bots = host_lobby(browser, base, 360, 640, locale)
     try:
-        one_line = "() => { const tops = [...document.querySelectorAll('.top-buttons > *')].map((b) => Math.round(b.getBoundingClientRect().top)); return tops.length >= 3 && new Set(tops).size === 1; }"
+        one_line = """() => {
+            const tops = [...document.querySelectorAll('.top-buttons > *')]
+              .map((b) => Math.round(b.getBoundingClientRect().top));
+            return tops.length >= 3 && new Set(tops).size === 1;
+          }"""
         assert page.evaluate(one_line), "lobby"
         assert page.locator('.top-buttons [data-key="vibrate"]').count() == 1  # a phone shows all four
-        page.screenshot(path=str(shots / f"top-links-lobby-{locale}-360x640.png"), clip={"x": 0, "y": 0, "width": 360, "height": 120})
+        page.screenshot(path=str(shots / f"top-links-lobby-{locale}-360x640.png"), clip=TOP)
         page.goto(base + "/")
-        page.locator('.top-buttons').wait_for()
+        page.locator(".top-buttons").wait_for()
         assert page.evaluate(one_line), "home"
-        page.screenshot(path=str(shots / f"top-links-home-{locale}-360x640.png"), clip={"x": 0, "y": 0, "width": 360, "height": 120})
+        page.screenshot(path=str(shots / f"top-links-home-{locale}-360x640.png"), clip=TOP)
     finally:
         page.context.close()
         bots.close()
