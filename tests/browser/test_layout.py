@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,14 +14,39 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from crisp_server.client import CrispClient
-from tests.browser.conftest import rigged_server
-from tests.browser.harness import NUMBERS_FIRST, SIZES, Bots, contrast_problems, fits, join, open_page, play_turns
-from tests.browser.test_ui_game import ROUND_1
+from tests.browser.harness import (
+    NUMBERS_FIRST,
+    SIZES,
+    Bots,
+    contrast_problems,
+    fits,
+    join,
+    open_page,
+    page_check,
+    play_turns,
+)
+from tests.e2e.procs import server_process
+
+#: The seats' boxes and what of the table overlaps or spills (js/seats.js).
+SEATS = page_check("seats")
 
 
-@pytest.fixture
-def base(tmp_path: Path) -> Iterator[str]:
-    yield from rigged_server(tmp_path, [ROUND_1])
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One server for the module, each test a room of its own on it: number cards first (every draw of a short
+    round is one). Its rooms are all looked up from one address: more look-ups than a player's share."""
+    env = {
+        "CRISP_TEST_DECKS": json.dumps([NUMBERS_FIRST] * 200),
+        "CRISP_LOOKUP_BURST": "1000",
+        "CRISP_LOOKUP_PER_MINUTE": "10000",
+    }
+    with server_process(tmp_path_factory.mktemp("server"), env, rigged=True) as (url, _proc):
+        yield url
+
+
+def seat_problems(page: Page) -> list[str]:
+    """Seats that overlap or spill out of their boxes, rows of the table that overlap or are squeezed."""
+    return list(page.evaluate(SEATS)["problems"])
 
 
 class Table:
@@ -86,11 +112,6 @@ def test_the_table_fits_without_scrolling(browser: Browser, base: str, shots: Pa
         table.thread.join(10)
 
 
-@pytest.fixture
-def numbers_first(tmp_path: Path) -> Iterator[str]:
-    yield from rigged_server(tmp_path, [NUMBERS_FIRST] * 2)
-
-
 def play_my_turns_until_round_end(page: Page) -> None:
     """Draw and discard whenever it is the page's move, until the round is over."""
     results = page.locator(".overlay.results")
@@ -109,12 +130,12 @@ def play_my_turns_until_round_end(page: Page) -> None:
 @pytest.mark.parametrize(("width", "height"), SIZES)
 @pytest.mark.parametrize(("theme", "locale"), [("light", "en-GB"), ("dark", "de-DE")])
 def test_every_screen_fits(
-    browser: Browser, numbers_first: str, shots: Path, *, players: int, width: int, height: int, theme: str, locale: str
+    browser: Browser, base: str, shots: Path, *, players: int, width: int, height: int, theme: str, locale: str
 ) -> None:
     """Lobby, peek, table and round end for 2, 4 and 8 players, on small and large phones and a desktop, light
-    (in English) and dark (in German): nothing off screen, names readable, every text in readable contrast.
-    Each screen is saved to artifacts/screenshots/ to be looked at."""
-    base = numbers_first
+    (in English) and dark (in German): nothing off screen, names readable, every text in readable contrast, no
+    seat over another or spilling out of its box, no row of the table over the next. Each screen is saved to
+    artifacts/screenshots/ to be looked at."""
     names = ["Alexandra", "Benedikt", "Christina", "Dominik", "Elisabeth", "Friedrich", "Gabriele"][: players - 1]
     bots = Bots(base, names)
     context, page = open_page(browser, width, height, locale=locale, dark=theme == "dark")
@@ -134,8 +155,10 @@ def test_every_screen_fits(
             bots.run(c.ready())
         page.locator('[data-key="ready"]').click()
         expect(page.locator(".phase-play")).to_be_visible()
+        page.wait_for_timeout(450)  # the deal's cards in flight
         page.screenshot(path=str(shots / f"layout-{name}-table.png"))
         assert fits(page) == [], "table"
+        assert seat_problems(page) == [], "table"
         assert contrast_problems(page) == [], "table"
         # The first bot to move calls Crisp (seat 1, or the dealer when the page has seat 1).
         caller = bots.clients[1] if players > 2 else bots.clients[0]

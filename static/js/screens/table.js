@@ -382,10 +382,15 @@ function myHand(r, me, myTurn) {
           },
         },
         cardFace(shown, "big"),
-        h("span", { class: "slot-name", "aria-hidden": "true" }, picked ? `✓ ${slotLabel(slot)}` : slotLabel(slot)),
-        peek && peek.why !== "deal" && peek.until > now && !hand
-          ? h("span", { class: "countdown peek-count", "aria-hidden": "true", dataset: { ends: String(peek.until) } })
-          : null,
+        // A Jack's or Queen's peek counts down beside the slot's name, off the card's face.
+        h(
+          "span",
+          { class: "slot-name", "aria-hidden": "true" },
+          picked ? `✓ ${slotLabel(slot)}` : slotLabel(slot),
+          peek && peek.why !== "deal" && peek.until > now && !hand
+            ? h("span", { class: "countdown peek-count", dataset: { ends: String(peek.until) } })
+            : null,
+        ),
       );
     }),
     mine.map((x) => h("span", { class: "float-reaction", "aria-hidden": "true" }, x.emoji)),
