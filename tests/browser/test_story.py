@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from crisp_server.client import CrispClient
 from tests.browser.conftest import rigged_server
 from tests.browser.harness import Bots, deck, join, join_and_play, open_page, play_turns, watch
 
@@ -59,9 +60,13 @@ def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base
         page.get_by_role("button", name="Take your seat back").click()
         expect(page.locator(".screen.table")).to_be_visible()
         expect(page.locator(".my-name")).to_have_text("Me")
+
         # The others see the seat connected again, not left.
-        back = bots.host.wait_for(lambda c: (s := c.state["room"]["seats"][2])["connected"] and not s["left"], what="Me back")
-        bots.run(back)
+        def me_back(c: CrispClient) -> bool:
+            seat = (c.state or {})["room"]["seats"][2]
+            return bool(seat["connected"] and not seat["left"])
+
+        bots.run(bots.host.wait_for(me_back, what="Me back"))
         assert not errors, errors
     finally:
         context.close()
