@@ -119,7 +119,7 @@ def test_a_crowded_seat_stays_in_its_box(browser: Browser, base: str, shots: Pat
         host = page.get_by_role("listitem").filter(has_text="Alexandra")
         expect(host.locator(".crisp-badge")).to_have_text("Crisp")
         expect(host.locator(".dealer")).to_be_visible()
-        expect(host.get_by_label("Total: 142")).to_be_visible()
+        expect(host.get_by_label("Game score: 142")).to_be_visible()
         expect(page.locator(".seat .holding")).to_have_count(1)
         page.screenshot(path=str(shots / f"crowded-seat-{width}x{height}.png"))
         problems = seat_problems(page)
@@ -158,7 +158,7 @@ def host_lobby(browser: Browser, base: str, width: int, height: int, locale: str
     """The page creates a room (its host) and three bots join it."""
     _context, page = open_page(browser, width, height, locale=locale)
     page.goto(base)
-    page.fill("#create-name", "Maximilian")
+    page.fill("#name", "Maximilian")
     page.locator('[data-key="create"]').click()
     expect(page.locator(".lobby")).to_be_visible()
     code = page.locator(".lobby .code-badge").inner_text().strip()
