@@ -21,12 +21,14 @@ as root). Unreachable: the server reaches the suite's PostgreSQL through a TCP p
 the test cuts (every connection reset, new ones refused) and reopens; it needs nothing but the database the
 suite already has, and so runs wherever ``CRISP_TEST_DATABASE_URL`` is set.
 
-SQLite: the database lives on a tmpfs of a few megabytes, which a filler file fills to the last byte
-(``SQLITE_FULL``), and deleting the filler frees; a reader holding a snapshot keeps the WAL from starting
-over meanwhile, so that every commit must grow it (else commits come and go as checkpoints free WAL space).
-Mounting needs root (CI runs as root); elsewhere the same failure is made with a file-size limit on the
-server process (``RLIMIT_FSIZE``: writes past a file's first byte fail with ``EFBIG``), raised again to
-free the "disk".
+SQLite, two ways. The WAL file made immutable (``chattr +i``: no write, not even through the server's open
+descriptors; needs root) and writable again: a connection opened meanwhile opened it read-only, and is
+closed at its first failed write, so the rooms come back without a restart. And a full disk: the database
+lives on a tmpfs of a few megabytes, which a filler file fills to the last byte (``SQLITE_FULL``), and
+deleting the filler frees; a reader holding a snapshot keeps the WAL from starting over meanwhile, so that
+every commit must grow it (else commits come and go as checkpoints free WAL space). Mounting needs root (CI
+runs as root); elsewhere the same failure is made with a file-size limit on the server process
+(``RLIMIT_FSIZE``: writes past a file's first byte fail with ``EFBIG``), raised again to free the "disk".
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,7 @@ from sqlalchemy.engine import make_url
 
 from crisp_server.client import CrispClient
 from crisp_server.engine import parse_record, replay_game
+from tests import storage_faults as faults
 from tests.conftest import IN_CI
 from tests.databases import PG_URL, database
 from tests.e2e.continuity import essentials, went_on_from
@@ -415,47 +418,10 @@ async def _postgresql_outage(tmp_path: Path, url: str, fail: Outage, heal: Outag
 # -- SQLite on a disk that fills up -----------------------------------------------------------------------------
 
 
-def _mount_tmpfs(where: Path, size: str) -> bool:
-    where.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return False
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
-    )
-    return done.returncode == 0
-
-
-@contextlib.contextmanager
-def small_disk(where: Path) -> Iterator[bool]:
-    """A tmpfs of 8 MB at ``where`` if this process may mount one (whether it did)."""
-    mounted = _mount_tmpfs(where, "8m") and not os.environ.get("CRISP_TEST_NO_MOUNT")
-    try:
-        yield mounted
-    finally:
-        # Lazily if something still holds a file there (a server process being reaped): never left mounted.
-        if mounted and subprocess.run(["umount", str(where)], capture_output=True, check=False).returncode:
-            subprocess.run(["umount", "-l", str(where)], check=True)
-
-
-def _fill(where: Path) -> Path:
-    """Write a filler file until the file system is full, to its last byte; the filler."""
-    filler = where / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    try:
-        for size in (65536, 4096, 512, 1):
-            chunk = b"\0" * size
-            with contextlib.suppress(OSError):
-                while os.write(fd, chunk) == size:
-                    pass
-    finally:
-        os.close(fd)
-    return filler
-
-
 @pytest.mark.slow
 async def test_sqlite_disk_full_during_20_games(tmp_path: Path) -> None:
     disk = tmp_path / "disk"
-    with small_disk(disk) as mounted:
+    with faults.small_disk(disk) as mounted:
         env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{disk / 'crisp.sqlite3'}"}
         log = tmp_path / "server.log"
         with server_process(tmp_path, env, log=log) as (base, proc):
@@ -470,7 +436,7 @@ async def test_sqlite_disk_full_during_20_games(tmp_path: Path) -> None:
                 reader.execute("BEGIN")
                 reader.execute("SELECT count(*) FROM actions").fetchone()
                 if mounted:
-                    filler.append(_fill(disk))
+                    filler.append(faults.fill(disk))
                 else:  # no mount here: the server may not write past a file's first byte now (EFBIG)
                     resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
 
@@ -491,3 +457,30 @@ async def test_sqlite_disk_full_during_20_games(tmp_path: Path) -> None:
     assert figures["rooms_back_s"] < 10, figures
     if mounted:  # (under the file-size limit, the server's log could not be written either)
         assert "database or disk is full" in log.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not faults.can_chattr() and not IN_CI, reason="chattr +i needs root and chattr")
+async def test_sqlite_wal_immutable_during_20_games(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'crisp.sqlite3'}"}
+    wal = data / "crisp.sqlite3-wal"
+    log = tmp_path / "server.log"
+    with server_process(tmp_path, env, log=log) as (base, _proc):
+        ws = base.replace("http", "ws") + "/ws"
+
+        async def fail() -> None:
+            faults.chattr(wal, True)
+
+        async def heal() -> None:
+            faults.chattr(wal, False)
+
+        try:
+            figures = await outage_during_games(ws, base, 20, fail, heal)
+        finally:
+            faults.chattr(wal, False)
+    print(f"SQLite WAL immutable {OUTAGE_SECONDS:.0f} s during 20 games: {figures}")
+    assert figures["rooms_back_s"] < 10, figures
+    text = log.read_text()
+    assert "attempt to write a readonly database" in text or "disk I/O error" in text
+    assert "Traceback" not in text
