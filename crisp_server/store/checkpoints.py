@@ -50,7 +50,7 @@ for _ in sys.stdin:
         if db is not None:
             db.close()
             db = None
-        print("E", type(exc).__name__ + ":", " ".join(str(exc).split()), flush=True)
+        print("E", " ".join(str(exc).split()), flush=True)
     else:
         print(*answer, flush=True)
 """

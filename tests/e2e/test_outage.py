@@ -40,6 +40,7 @@ import os
 import pwd
 import resource
 import shutil
+import signal
 import sqlite3
 import subprocess
 import tempfile
@@ -484,3 +485,71 @@ async def test_sqlite_wal_immutable_during_20_games(tmp_path: Path) -> None:
     text = log.read_text()
     assert "attempt to write a readonly database" in text or "disk I/O error" in text
     assert "Traceback" not in text
+
+
+@pytest.mark.skipif(not faults.can_chattr() and not IN_CI, reason="chattr +i needs root and chattr")
+async def test_sqlite_shm_immutable_ends_the_server_and_a_restart_loses_nothing(tmp_path: Path) -> None:
+    """SQLite maps ``crisp.sqlite3-shm`` into memory: once it cannot be written, the next commit's write to it
+    ends the process with SIGBUS (nothing the server can catch). It says so on stderr (faulthandler), and a
+    restart on the same database, once the file is writable, brings back every seat as it last saw it (or
+    a few actions later, if the commit under way reached the WAL before the signal)."""
+    data = tmp_path / "data"
+    env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'crisp.sqlite3'}"}
+    shm = data / "crisp.sqlite3-shm"
+    log = tmp_path / "server.log"
+    port = free_port()
+    before: dict[str, dict[str, Any]] = {}  # per token: what its seat last saw
+    try:
+        with server_process(tmp_path, env, port, log=log) as (base, proc):
+            ws = base.replace("http", "ws") + "/ws"
+            code, seats = await table(ws)
+            try:
+                for seat in seats:  # into play, a few moves
+                    await seat.client.wait_for(lambda c: c.phase == "peek", what="the deal")
+                    await seat.client.ready()
+                for _ in range(6):
+                    for seat in seats:
+                        move = _move(seat.client)
+                        if move is not None:
+                            await seat.client.send(move)
+                    for seat in seats:
+                        await seat.client.request({"type": "ping"})  # every update sent so far is in
+                for seat in seats:
+                    assert seat.client.state is not None
+                    before[seat.token] = essentials(seat.client.state)
+                faults.chattr(shm, True)
+                deadline = time.monotonic() + 20
+                while proc.poll() is None and time.monotonic() < deadline:
+                    for seat in seats:  # moves, and so commits, until the process ends
+                        move = _move(seat.client)
+                        if move is not None and seat.client.closed is None:
+                            with contextlib.suppress(Exception):
+                                await seat.client.send(move)
+                    await asyncio.sleep(0.2)
+            finally:
+                while _STACKS:
+                    await _STACKS.pop().aclose()
+            assert proc.poll() == -signal.SIGBUS, proc.returncode
+    finally:
+        faults.chattr(shm, False)
+    assert "Fatal Python error: Bus error" in log.read_text()
+
+    with server_process(tmp_path, env, port) as (base, _proc):
+        ws = base.replace("http", "ws") + "/ws"
+        for token, saw in before.items():
+            async with CrispClient.connect(ws) as c:
+                await c.resume(code, token)
+                await c.request({"type": "ping"})
+                assert c.state is not None
+                came_back = essentials(c.state)
+                if came_back != saw:
+                    db = sqlite3.connect(data / "crisp.sqlite3")
+                    try:
+                        (game_id,) = db.execute("SELECT id FROM games").fetchone()  # the one game
+                    finally:
+                        db.close()
+                    async with httpx.AsyncClient(base_url=base) as http:
+                        response = await http.get(
+                            f"/api/games/{game_id}/record", headers={"Authorization": f"Bearer {token}"}
+                        )
+                    went_on_from(saw, came_back, response.json())
