@@ -4,6 +4,7 @@ their players the server restarts; in a cluster, the node drains first (its room
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import logging
 import signal
 from types import FrameType
@@ -66,6 +67,10 @@ class _Server(uvicorn.Server):
 
 def serve(settings: Settings) -> int:
     log_config = configure(settings.log_format, settings.log_level)
+    # A fatal signal ends the process without a log line otherwise: SIGBUS when SQLite's shared-memory file
+    # (crisp.sqlite3-shm, mapped into memory) can no longer be written, say. Then stderr says which signal,
+    # and where each thread was.
+    faulthandler.enable()
     app = create_app(settings)
     config = uvicorn.Config(
         app,

@@ -1,6 +1,7 @@
 """The checkpointer (SQLite): copies the WAL into the database file every second, off the event loop, so
 that the WAL starts over instead of growing. The bulk of each pass runs in a process of its own at idle
-priority; the short second pass, which holds commits back, in a thread.
+priority; the short second pass, which holds commits back, in a thread. A pass that meets a storage fault
+(``outage.storage_fault``) closes its connection: the next one opens the files afresh.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from typing import cast
 
 from crisp_server.store import sqlite_fast
-from crisp_server.store.outage import describe
+from crisp_server.store.outage import describe, storage_fault
 
 log = logging.getLogger("crisp.store")
 
@@ -25,7 +26,9 @@ CHECKPOINT_HOLD_SECONDS = 0.015
 
 #: One checkpoint pass: copies the frames the WAL holds as it begins, without waiting for anyone.
 _PASSIVE = "PRAGMA wal_checkpoint(PASSIVE)"
-#: The program of the checkpoint process (see ``_Copier``): one pass per line read.
+#: The program of the checkpoint process (see ``_Copier``): one pass per line read, answered with SQLite's
+#: three numbers, or with ``E`` and the error in a line. After an error its connection is closed and the next
+#: pass opens a fresh one: a connection that opened the WAL while it could not be written stays read-only.
 _COPIER = f"""
 import os, signal, sqlite3, sys
 # Ctrl-C and a service manager's SIGTERM to the whole group are for the server, which ends this by closing
@@ -37,10 +40,25 @@ if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     except OSError:
         pass
-db = sqlite3.connect(sys.argv[1], timeout=float(sys.argv[2]))
+db = None
 for _ in sys.stdin:
-    print(*db.execute("{_PASSIVE}").fetchone(), flush=True)
+    try:
+        if db is None:
+            db = sqlite3.connect(sys.argv[1], timeout=float(sys.argv[2]))
+        answer = db.execute("{_PASSIVE}").fetchone()
+    except sqlite3.Error as exc:
+        if db is not None:
+            db.close()
+            db = None
+        print("E", " ".join(str(exc).split()), flush=True)
+    else:
+        print(*answer, flush=True)
 """
+
+
+class CopyFailed(sqlite3.OperationalError):
+    """The checkpoint process's pass failed (a file that cannot be written, a full disk): SQLite's error, as
+    it told it."""
 
 
 class _Copier:
@@ -93,6 +111,8 @@ class _Copier:
             raise
         if not line:
             raise RuntimeError(f"the checkpoint process ended (exit code {await process.wait()})")
+        if line.startswith(b"E "):
+            raise CopyFailed(line[2:].decode(errors="replace").strip())
         busy, frames, copied = (int(word) for word in line.split())
         return busy, frames, copied
 
@@ -118,9 +138,11 @@ class _Copier:
 
 class Checkpoints:
     """The store's checkpoint part (``Store`` inherits it): the periodic loop and ``checkpoint()``. The store
-    opens ``_checkpointer`` (a ``sqlite3`` connection of its own) and ``_copier``, and counts commits since the
-    last checkpoint in ``_since_checkpoint``; ``_writing`` is the lock every write transaction holds."""
+    sets ``_checkpoint_path`` (the database file; ``None``: no checkpoints) and ``_copier``, and counts commits
+    since the last checkpoint in ``_since_checkpoint``; ``_writing`` is the lock every write transaction holds.
+    ``_checkpointer`` is the second pass's ``sqlite3`` connection, opened by the first pass that needs it."""
 
+    _checkpoint_path: str | None
     _checkpointer: sqlite3.Connection | None
     _copier: _Copier | None
     _since_checkpoint: int
@@ -151,7 +173,7 @@ class Checkpoints:
         ``CHECKPOINT_HOLD_SECONDS``: a pass ends with an fsync, which a busy disk can stretch to hundreds of
         milliseconds, and every table would wait. Commits then go on while that pass finishes, and the WAL
         starts over after a later checkpoint instead."""
-        if self._checkpointer is None:
+        if self._checkpoint_path is None:
             return (0, 0, 0)
         # One checkpoint at a time: the checkpoint process answers one question at a time on its pipe (two
         # callers at once read each other's answer: both failed, and the process was killed).
@@ -175,5 +197,17 @@ class Checkpoints:
         return await asyncio.to_thread(self._checkpoint_pass)
 
     def _checkpoint_pass(self) -> tuple[int, int, int]:
-        assert self._checkpointer is not None
-        return cast(tuple[int, int, int], self._checkpointer.execute(_PASSIVE).fetchone())
+        """One pass on the checkpointer's own connection (in a thread: one at a time, see ``checkpoint``)."""
+        assert self._checkpoint_path is not None
+        db = self._checkpointer
+        if db is None:
+            db = self._checkpointer = sqlite3.connect(
+                self._checkpoint_path, timeout=sqlite_fast.BUSY_SECONDS, check_same_thread=False
+            )
+        try:
+            return cast(tuple[int, int, int], db.execute(_PASSIVE).fetchone())
+        except sqlite3.Error as exc:
+            if storage_fault(exc):
+                self._checkpointer = None
+                db.close()
+            raise

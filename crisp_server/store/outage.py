@@ -1,9 +1,11 @@
-"""Outage: telling a database that cannot be written at all from rows it refused, and saying why in a line."""
+"""Outage: telling a database that cannot be written at all from rows it refused, saying why in a line, and
+telling which SQLite errors leave a connection that must not be used again."""
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from typing import Final
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
@@ -32,3 +34,26 @@ def unreachable(exc: BaseException) -> bool:
             return True
         exc = exc.orig if isinstance(exc.orig, BaseException) else exc
     return isinstance(exc, OSError | TimeoutError | sqlite3.OperationalError | sqlite3.InterfaceError)
+
+
+#: SQLite's primary result codes that may leave a connection unable to write for good. A connection opens
+#: the database's files (the WAL at its first read) read-write, and read-only if the file system refuses
+#: that (an immutable file, a permission change, a read-only mount): such a connection stays read-only
+#: after the files are writable again (every write: SQLITE_READONLY). A failed write or a full disk may
+#: leave its pager in an error state. Extended codes (SQLITE_READONLY_DBMOVED, SQLITE_IOERR_WRITE, ...)
+#: carry the primary code in their low byte.
+STORAGE_FAULTS: Final = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN}
+)
+
+
+def storage_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` (a ``sqlite3`` error, or SQLAlchemy's wrapping one) says the database's files could not
+    be opened or written: the connection that raised it is to be discarded, and a fresh one opened for the
+    next try (when the fault is over, it opens the files read-write again)."""
+    original = getattr(exc, "orig", None)
+    for error in (exc, original):
+        code = getattr(error, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in STORAGE_FAULTS:
+            return True
+    return False

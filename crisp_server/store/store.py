@@ -1,6 +1,7 @@
 """The store's writer: what the rooms hand it is committed in groups, on SQLite's fast path from a callback of
 the event loop, else by the writer's task; a failed commit starts an outage that lasts until a commit or a probe
-goes through.
+goes through. A SQLite connection that met a storage fault (``outage.storage_fault``: a file that could not be
+opened or written) is closed, and the next try opens a fresh one.
 
 Rooms describe what changed as operations (``operations.py``: ``SaveRoom``, ``AppendAction``, ...) and await
 :meth:`Store.commit` (or ``submit`` with a callback) before they publish anything: a player is never told of a
@@ -13,6 +14,7 @@ WAL checkpoints ``checkpoints.py``; the reads and retention ``reads.py``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import time
@@ -23,7 +25,7 @@ from typing import Any, Final, cast
 
 import orjson
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import PoolProxiedConnection
 
@@ -33,7 +35,7 @@ from crisp_server.store import sqlite_fast
 from .checkpoints import Checkpoints, _Copier
 from .leases import Fenced, Leases
 from .operations import AddResume, Op, Written
-from .outage import Outage, describe, unreachable
+from .outage import Outage, describe, storage_fault, unreachable
 from .reads import Reads
 from .sqlite_fast import _Sqlite, sqlite_pragmas
 from .writes import _apply_all, _Core
@@ -46,6 +48,14 @@ CONNECT_SECONDS = 5.0
 
 def _never() -> bool:
     return False
+
+
+def _discard_on_storage_fault(context: ExceptionContext) -> None:
+    """SQLAlchemy's connection to a SQLite file that met a storage fault is invalidated as if it were lost, and
+    with it every connection its pool opened before: any of them may have opened the files read-only while
+    the fault lasted, and would stay so. The next checkout opens a fresh one."""
+    if storage_fault(context.original_exception):
+        context.is_disconnect = True
 
 
 class _Submission:
@@ -143,11 +153,15 @@ class Store(Checkpoints, Reads):
         # with synchronous=NORMAL takes tens of microseconds. (aiosqlite hops to its thread for every
         # statement, and under load every hop waited for the GIL: commits took 5-20 ms.)
         self._sync_engine: Engine | None = None
-        self._raw: PoolProxiedConnection | None = None  # held by the writer from start() to close()
+        self._fast_path = False  # whether SQLite's fast path is on (from start() to close())
+        # The fast path's connection, held by the writer; closed after a storage fault (``_discard_fast``),
+        # and opened again by the next write or probe (``_fast_connection``).
+        self._raw: PoolProxiedConnection | None = None
         self._fast: _Sqlite | None = None
         # Checkpoints (copying the WAL into the database file, with an fsync) take milliseconds to tens of
         # milliseconds: the writer's connection never runs them; the checkpoint process and a thread do
         # (see checkpoint()).
+        self._checkpoint_path: str | None = None
         self._checkpointer: sqlite3.Connection | None = None
         self._copier: _Copier | None = None  # the first pass, in a process of its own
         self._checkpoints: asyncio.Task[None] | None = None
@@ -156,6 +170,9 @@ class Store(Checkpoints, Reads):
             event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
             self._sync_engine = create_engine(parsed.set(drivername="sqlite"), **kwargs)
             event.listen(self._sync_engine, "connect", sqlite_pragmas)
+            if self._sqlite_path is not None:
+                for engine in (self.engine.sync_engine, self._sync_engine):
+                    event.listen(engine, "handle_error", _discard_on_storage_fault)
         # What the rooms submitted and the writer has not taken yet, and the writer's wait for more.
         self._pending: deque[_Submission] = deque()
         self._wakeup: asyncio.Future[None] | None = None
@@ -182,18 +199,11 @@ class Store(Checkpoints, Reads):
         self.leases: Leases | None = None
 
     async def start(self) -> None:
-        if self._sync_engine is not None and self._raw is None:
-            self._raw = self._sync_engine.raw_connection()
-            self._fast = _Sqlite(cast(sqlite3.Connection, self._raw.driver_connection), self._sync_engine.dialect)
-            # The writer's page cache holds the pages thousands of playing rooms write to (the actions'
-            # index, their rounds and rooms: spread over the files by random ids): with SQLite's 2 MiB, each
-            # commit read some of them back from the files again (issue 19).
-            self._fast.dbapi.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+        if self._sync_engine is not None and not self._fast_path:
+            self._fast_connection()
+            self._fast_path = True
             if self._sqlite_path is not None:
-                self._fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")
-                self._checkpointer = sqlite3.connect(
-                    self._sqlite_path, timeout=sqlite_fast.BUSY_SECONDS, check_same_thread=False
-                )
+                self._checkpoint_path = self._sqlite_path
                 self._copier = _Copier(self._sqlite_path)
                 try:
                     await self._copier.start()
@@ -218,13 +228,19 @@ class Store(Checkpoints, Reads):
         if self._checkpoints is not None:
             await tasks.stop(self._checkpoints)
             self._checkpoints = None
+        if self._checkpoint_path is not None:
+            try:
+                await self.checkpoint()
+            except sqlite3.Error as exc:  # the files cannot be written: what the WAL holds is safe in it
+                log.warning("the last WAL checkpoint failed (%s)", describe(exc))
+            self._checkpoint_path = None
         if self._checkpointer is not None:
-            await self.checkpoint()
             self._checkpointer.close()
             self._checkpointer = None
         if self._copier is not None:
             await self._copier.close()
             self._copier = None
+        self._fast_path = False
         if self._raw is not None:
             self._raw.close()
             self._raw = self._fast = None
@@ -245,7 +261,7 @@ class Store(Checkpoints, Reads):
         ``fence`` (a cluster's room lease), the ops are written only if this node still holds that lease;
         else ``done`` gets ``Fenced`` and nothing of them is written."""
         self._pending.append(_Submission(ops, done, skip, fence))
-        if self._fast is not None and not self._task_busy:
+        if self._fast_path and not self._task_busy:
             if self._flush_at is None:
                 self._flush_at = asyncio.get_running_loop().call_soon(self._ripen)
             return
@@ -265,7 +281,7 @@ class Store(Checkpoints, Reads):
         one batch when nothing is in the way, without its task's steps. Anything else goes to the task."""
         self._flush_at = None
         pending = self._pending
-        if not pending or self._fast is None or self._task_busy:
+        if not pending or not self._fast_path or self._task_busy:
             return
         loop = asyncio.get_running_loop()
         # Like the task, on a busy server: what comes until ``commit_interval`` after the last commit started.
@@ -428,12 +444,14 @@ class Store(Checkpoints, Reads):
         full disk is only seen by the next commit.)"""
         try:
             async with self._writing:
-                fast = self._fast
-                if fast is not None:
+                if self._fast_path:
+                    fast = self._fast_connection()
                     try:
                         fast.dbapi.execute("BEGIN IMMEDIATE")
-                    finally:
                         fast.dbapi.rollback()
+                    except BaseException as exc:
+                        self._fast_failed(fast, exc)
+                        raise
                 else:
                     await self._write([], {})
         except Exception as exc:
@@ -473,7 +491,7 @@ class Store(Checkpoints, Reads):
 
     def _fast_for(self, ops: Sequence[Op]) -> bool:
         """Whether ``ops`` go through SQLite's fast path: on SQLite, unless a resume (which reads its round)."""
-        return self._fast is not None and not any(isinstance(op, AddResume) for op in ops)
+        return self._fast_path and not any(isinstance(op, AddResume) for op in ops)
 
     def _sync_now(self, batch: Sequence[_Submission], ops: Sequence[Op]) -> bool:
         """Whether ``ops`` can be written at once, synchronously: the fast path, with no transaction going on
@@ -484,15 +502,51 @@ class Store(Checkpoints, Reads):
 
     def _write_fast(self, ops: Sequence[Op], written: Written) -> None:
         """Write ``ops`` in one transaction on SQLite's fast path (the caller checked that it may)."""
-        fast = self._fast
-        assert fast is not None
+        fast = self._fast_connection()
         try:
             _apply_all(fast, ops, written)
             fast.dbapi.commit()
             self._since_checkpoint += 1
-        except BaseException:
-            fast.dbapi.rollback()
+        except BaseException as exc:
+            self._fast_failed(fast, exc)
             raise
+
+    def _fast_connection(self) -> _Sqlite:
+        """The fast path's connection: the one the writer holds, or a fresh one if a storage fault closed it
+        (opening one can fail too: the caller's write fails then, as a commit would)."""
+        fast = self._fast
+        if fast is not None:
+            return fast
+        assert self._sync_engine is not None
+        raw = self._sync_engine.raw_connection()
+        try:
+            fast = _Sqlite(cast(sqlite3.Connection, raw.driver_connection), self._sync_engine.dialect)
+            # The writer's page cache holds the pages thousands of playing rooms write to (the actions'
+            # index, their rounds and rooms: spread over the files by random ids): with SQLite's 2 MiB, each
+            # commit read some of them back from the files again (issue 19).
+            fast.dbapi.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+            if self._sqlite_path is not None:
+                fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer copies the WAL
+        except BaseException:
+            raw.invalidate()
+            raise
+        self._raw, self._fast = raw, fast
+        return fast
+
+    def _fast_failed(self, fast: _Sqlite, exc: BaseException) -> None:
+        """A statement on the fast path's connection failed: its transaction is rolled back, and after a storage
+        fault the connection is closed (``_discard_on_storage_fault`` says why; an in-memory database is
+        never closed: it would be gone)."""
+        if self._sqlite_path is None or not storage_fault(exc) or fast is not self._fast:
+            fast.dbapi.rollback()
+            return
+        raw, self._raw, self._fast = self._raw, None, None
+        log.info("closing the SQLite connection that failed (%s); the next try opens a fresh one", describe(exc))
+        with contextlib.suppress(sqlite3.Error):
+            fast.dbapi.rollback()
+        if raw is not None:
+            with contextlib.suppress(Exception):  # it is gone either way
+                raw.invalidate(exc)
 
     async def _write(self, ops: Sequence[Op], written: Written) -> None:
         if self._fast_for(ops):

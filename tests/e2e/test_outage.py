@@ -21,12 +21,14 @@ as root). Unreachable: the server reaches the suite's PostgreSQL through a TCP p
 the test cuts (every connection reset, new ones refused) and reopens; it needs nothing but the database the
 suite already has, and so runs wherever ``CRISP_TEST_DATABASE_URL`` is set.
 
-SQLite: the database lives on a tmpfs of a few megabytes, which a filler file fills to the last byte
-(``SQLITE_FULL``), and deleting the filler frees; a reader holding a snapshot keeps the WAL from starting
-over meanwhile, so that every commit must grow it (else commits come and go as checkpoints free WAL space).
-Mounting needs root (CI runs as root); elsewhere the same failure is made with a file-size limit on the
-server process (``RLIMIT_FSIZE``: writes past a file's first byte fail with ``EFBIG``), raised again to
-free the "disk".
+SQLite, two ways. The WAL file made immutable (``chattr +i``: no write, not even through the server's open
+descriptors; needs root) and writable again: a connection opened meanwhile opened it read-only, and is
+closed at its first failed write, so the rooms come back without a restart. And a full disk: the database
+lives on a tmpfs of a few megabytes, which a filler file fills to the last byte (``SQLITE_FULL``), and
+deleting the filler frees; a reader holding a snapshot keeps the WAL from starting over meanwhile, so that
+every commit must grow it (else commits come and go as checkpoints free WAL space). Mounting needs root (CI
+runs as root); elsewhere the same failure is made with a file-size limit on the server process
+(``RLIMIT_FSIZE``: writes past a file's first byte fail with ``EFBIG``), raised again to free the "disk".
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ import os
 import pwd
 import resource
 import shutil
+import signal
 import sqlite3
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,7 @@ from sqlalchemy.engine import make_url
 
 from crisp_server.client import CrispClient
 from crisp_server.engine import parse_record, replay_game
+from tests import storage_faults as faults
 from tests.conftest import IN_CI
 from tests.databases import PG_URL, database
 from tests.e2e.continuity import essentials, went_on_from
@@ -415,47 +419,10 @@ async def _postgresql_outage(tmp_path: Path, url: str, fail: Outage, heal: Outag
 # -- SQLite on a disk that fills up -----------------------------------------------------------------------------
 
 
-def _mount_tmpfs(where: Path, size: str) -> bool:
-    where.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return False
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
-    )
-    return done.returncode == 0
-
-
-@contextlib.contextmanager
-def small_disk(where: Path) -> Iterator[bool]:
-    """A tmpfs of 8 MB at ``where`` if this process may mount one (whether it did)."""
-    mounted = _mount_tmpfs(where, "8m") and not os.environ.get("CRISP_TEST_NO_MOUNT")
-    try:
-        yield mounted
-    finally:
-        # Lazily if something still holds a file there (a server process being reaped): never left mounted.
-        if mounted and subprocess.run(["umount", str(where)], capture_output=True, check=False).returncode:
-            subprocess.run(["umount", "-l", str(where)], check=True)
-
-
-def _fill(where: Path) -> Path:
-    """Write a filler file until the file system is full, to its last byte; the filler."""
-    filler = where / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    try:
-        for size in (65536, 4096, 512, 1):
-            chunk = b"\0" * size
-            with contextlib.suppress(OSError):
-                while os.write(fd, chunk) == size:
-                    pass
-    finally:
-        os.close(fd)
-    return filler
-
-
 @pytest.mark.slow
 async def test_sqlite_disk_full_during_20_games(tmp_path: Path) -> None:
     disk = tmp_path / "disk"
-    with small_disk(disk) as mounted:
+    with faults.small_disk(disk) as mounted:
         env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{disk / 'crisp.sqlite3'}"}
         log = tmp_path / "server.log"
         with server_process(tmp_path, env, log=log) as (base, proc):
@@ -470,7 +437,7 @@ async def test_sqlite_disk_full_during_20_games(tmp_path: Path) -> None:
                 reader.execute("BEGIN")
                 reader.execute("SELECT count(*) FROM actions").fetchone()
                 if mounted:
-                    filler.append(_fill(disk))
+                    filler.append(faults.fill(disk))
                 else:  # no mount here: the server may not write past a file's first byte now (EFBIG)
                     resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
 
@@ -491,3 +458,98 @@ async def test_sqlite_disk_full_during_20_games(tmp_path: Path) -> None:
     assert figures["rooms_back_s"] < 10, figures
     if mounted:  # (under the file-size limit, the server's log could not be written either)
         assert "database or disk is full" in log.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not faults.can_chattr() and not IN_CI, reason="chattr +i needs root and chattr")
+async def test_sqlite_wal_immutable_during_20_games(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'crisp.sqlite3'}"}
+    wal = data / "crisp.sqlite3-wal"
+    log = tmp_path / "server.log"
+    with server_process(tmp_path, env, log=log) as (base, _proc):
+        ws = base.replace("http", "ws") + "/ws"
+
+        async def fail() -> None:
+            faults.chattr(wal, True)
+
+        async def heal() -> None:
+            faults.chattr(wal, False)
+
+        try:
+            figures = await outage_during_games(ws, base, 20, fail, heal)
+        finally:
+            faults.chattr(wal, False)
+    print(f"SQLite WAL immutable {OUTAGE_SECONDS:.0f} s during 20 games: {figures}")
+    assert figures["rooms_back_s"] < 10, figures
+    text = log.read_text()
+    assert "attempt to write a readonly database" in text or "disk I/O error" in text
+    assert "Traceback" not in text
+
+
+@pytest.mark.skipif(not faults.can_chattr() and not IN_CI, reason="chattr +i needs root and chattr")
+async def test_sqlite_shm_immutable_ends_the_server_and_a_restart_loses_nothing(tmp_path: Path) -> None:
+    """SQLite maps ``crisp.sqlite3-shm`` into memory: once it cannot be written, the next commit's write to it
+    ends the process with SIGBUS (nothing the server can catch). It says so on stderr (faulthandler), and a
+    restart on the same database, once the file is writable, brings back every seat as it last saw it (or
+    a few actions later, if the commit under way reached the WAL before the signal)."""
+    data = tmp_path / "data"
+    env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'crisp.sqlite3'}"}
+    shm = data / "crisp.sqlite3-shm"
+    log = tmp_path / "server.log"
+    port = free_port()
+    before: dict[str, dict[str, Any]] = {}  # per token: what its seat last saw
+    try:
+        with server_process(tmp_path, env, port, log=log) as (base, proc):
+            ws = base.replace("http", "ws") + "/ws"
+            code, seats = await table(ws)
+            try:
+                for seat in seats:  # into play, a few moves
+                    await seat.client.wait_for(lambda c: c.phase == "peek", what="the deal")
+                    await seat.client.ready()
+                for _ in range(6):
+                    for seat in seats:
+                        move = _move(seat.client)
+                        if move is not None:
+                            await seat.client.send(move)
+                    for seat in seats:
+                        await seat.client.request({"type": "ping"})  # every update sent so far is in
+                for seat in seats:
+                    assert seat.client.state is not None
+                    before[seat.token] = essentials(seat.client.state)
+                faults.chattr(shm, True)
+                deadline = time.monotonic() + 20
+                while proc.poll() is None and time.monotonic() < deadline:
+                    for seat in seats:  # moves, and so commits, until the process ends
+                        move = _move(seat.client)
+                        if move is not None and seat.client.closed is None:
+                            with contextlib.suppress(Exception):
+                                await seat.client.send(move)
+                    await asyncio.sleep(0.2)
+            finally:
+                while _STACKS:
+                    await _STACKS.pop().aclose()
+            assert proc.poll() == -signal.SIGBUS, proc.returncode
+    finally:
+        faults.chattr(shm, False)
+    assert "Fatal Python error: Bus error" in log.read_text()
+
+    with server_process(tmp_path, env, port) as (base, _proc):
+        ws = base.replace("http", "ws") + "/ws"
+        for token, saw in before.items():
+            async with CrispClient.connect(ws) as c:
+                await c.resume(code, token)
+                await c.request({"type": "ping"})
+                assert c.state is not None
+                came_back = essentials(c.state)
+                if came_back != saw:
+                    db = sqlite3.connect(data / "crisp.sqlite3")
+                    try:
+                        (game_id,) = db.execute("SELECT id FROM games").fetchone()  # the one game
+                    finally:
+                        db.close()
+                    async with httpx.AsyncClient(base_url=base) as http:
+                        response = await http.get(
+                            f"/api/games/{game_id}/record", headers={"Authorization": f"Bearer {token}"}
+                        )
+                    went_on_from(saw, came_back, response.json())

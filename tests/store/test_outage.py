@@ -1,22 +1,36 @@
 """The writer when the database cannot be written: SQLite locked beyond the busy timeout by another process's
-transaction (one of the outages of issue 15), on the direct sqlite3 path the group commits take.
+transaction (one of the outages of issue 15), on the direct sqlite3 path the group commits take; and storage
+faults that come and go (an immutable WAL or database file, a full disk, permissions that deny the server's
+user its writes), after which the store writes again without a restart.
 
 Every submission of the failed group is told the error at once (no part is tried again on its own: each
 would wait out the busy timeout too, with the event loop stopped); the store is in an outage, with the
-reason, until a commit or a probe goes through; what was rolled back is not believed written."""
+reason, until a commit or a probe goes through; what was rolled back is not believed written. A connection
+that met a storage fault is closed: one opened while the files could not be written (SQLAlchemy's pool
+opens one for a resume, say) opened them read-only, and would refuse every write after the fault."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import os
+import pwd
+import shutil
 import sqlite3
-from collections.abc import Sequence
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import pytest
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from crisp_server.store.operations import Op, SaveRoom, Written
-from crisp_server.store.outage import describe, unreachable
+from crisp_server.engine import Timed
+from crisp_server.engine.actions import Draw
+from crisp_server.store.operations import AddResume, AppendAction, Op, SaveRoom, StartGame, StartRound, Written
+from crisp_server.store.outage import describe, storage_fault, unreachable
+from tests import storage_faults as faults
+from tests.conftest import IN_CI
 from tests.store.test_sqlite_fast import OPTIONS, _seats, _started
 
 
@@ -80,3 +94,176 @@ def test_unreachable_tells_an_outage_from_rows_refused() -> None:
     assert not unreachable(ValueError("a bug"))
     locked = OperationalError("INSERT ... (long)", {"a": 1}, sqlite3.OperationalError("database is locked"))
     assert describe(locked) == "OperationalError: database is locked"
+
+
+def test_storage_faults_are_told_by_their_sqlite_codes() -> None:
+    readonly = sqlite3.OperationalError("attempt to write a readonly database")
+    readonly.sqlite_errorcode = 8
+    moved = sqlite3.OperationalError("attempt to write a readonly database")
+    moved.sqlite_errorcode = 8 | (4 << 8)  # SQLITE_READONLY_DBMOVED
+    write = sqlite3.OperationalError("disk I/O error")
+    write.sqlite_errorcode = 10 | (3 << 8)  # SQLITE_IOERR_WRITE
+    locked = sqlite3.OperationalError("database is locked")
+    locked.sqlite_errorcode = 5
+    assert storage_fault(readonly)
+    assert storage_fault(moved)
+    assert storage_fault(write)
+    assert storage_fault(OperationalError("COMMIT", {}, write)), "as SQLAlchemy wraps it"
+    assert not storage_fault(locked), "another connection's lock: this one is fine"
+    assert not storage_fault(sqlite3.OperationalError("no code"))
+    assert not storage_fault(ValueError("a bug"))
+
+
+# -- storage faults that come and go ---------------------------------------------------------------------------
+
+FAULTS = ("immutable WAL", "immutable database", "full disk", "permissions deny a non-root user")
+
+
+def _cannot(fault: str) -> str | None:
+    """Why this process cannot make ``fault``, if it cannot."""
+    if fault.startswith("immutable") and not faults.can_chattr():
+        return "chattr +i needs root and chattr"
+    if fault == "full disk" and not faults.can_mount():
+        return "mounting a small tmpfs needs root"
+    if fault.startswith("permissions") and not faults.can_be_non_root():
+        return f"running as the user {faults.NON_ROOT} needs root and that user"
+    return None
+
+
+@contextlib.asynccontextmanager
+async def _faulty(fault: str, tmp_path: Path) -> AsyncIterator[tuple[Path, Callable[[], None], Callable[[], None]]]:
+    """A folder for the database, and what makes ``fault`` on its files and what ends it."""
+    folder = tmp_path / "data"
+    stack = contextlib.ExitStack()
+    with stack:
+        if fault.startswith("immutable"):
+            folder.mkdir()
+            target = folder / ("db.sqlite3-wal" if fault == "immutable WAL" else "db.sqlite3")
+            stack.callback(lambda: faults.chattr(target, False) if target.exists() else None)
+            yield folder, lambda: faults.chattr(target, True), lambda: faults.chattr(target, False)
+        elif fault == "full disk":
+            # 2 MB: the migrated database and its WAL take a few hundred KB.
+            assert faults.mount_tmpfs(folder, "2m")
+            stack.callback(faults.unmount, folder)
+            fillers: list[Path] = []
+            yield folder, lambda: fillers.append(faults.fill(folder)), lambda: fillers.pop().unlink()
+        else:
+            # The non-root user must reach the folder: pytest's tmp_path is root's alone (mode 0700).
+            folder = Path(tempfile.mkdtemp(prefix="crisp-perm-"))
+            stack.callback(shutil.rmtree, folder, True)
+            user = pwd.getpwnam(faults.NON_ROOT)
+            os.chown(folder, user.pw_uid, user.pw_gid)
+            stack.enter_context(faults.as_non_root())  # the store, its threads and its process: that user
+
+            def deny() -> None:
+                for path in folder.iterdir():
+                    path.chmod(0o444)
+                folder.chmod(0o555)
+
+            def allow() -> None:
+                folder.chmod(0o755)
+                for path in folder.iterdir():
+                    path.chmod(0o644)
+
+            stack.callback(allow)
+            yield folder, deny, allow
+
+
+DECK = tuple(f"{r}{s}" for s in "SHDC" for r in "A23456789TJQK")
+
+
+def _action(seq: int) -> AppendAction:
+    return AppendAction("g1", 0, seq, Timed(100 * seq, Draw(seq % 2)))
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+async def test_the_store_writes_again_once_a_storage_fault_is_over(
+    tmp_path: Path, fault: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the fault lasts, the store is used as the server uses it: actions on the fast path, a resume
+    (through SQLAlchemy's pool: each try may open a connection, which opens the files as they are then), a
+    read, a checkpoint; some of that fails. Once it is over, the next tries write again, the checkpoints
+    copy the WAL, and everything whose commit was acknowledged is in the database."""
+    reason = _cannot(fault)
+    if reason is not None and not IN_CI:
+        pytest.skip(reason)
+    monkeypatch.setattr("crisp_server.store.sqlite_fast.BUSY_SECONDS", 0.2)
+    monkeypatch.setattr("crisp_server.store.checkpoints.CHECKPOINT_SECONDS", 3600.0)  # the test's own only
+    async with _faulty(fault, tmp_path) as (folder, fail, heal):
+        path = folder / "db.sqlite3"
+        store = await _started(path)
+        reasons: list[str] = []
+        store.on_failure.append(reasons.append)
+        acted = resumed = 0  # acknowledged: actions (fast path), resumes (SQLAlchemy's pool)
+
+        async def act() -> bool:
+            nonlocal acted
+            try:
+                await store.commit([_action(acted)])
+            except Exception:
+                return False
+            acted += 1
+            return True
+
+        async def resume() -> bool:
+            nonlocal resumed
+            try:
+                await store.commit([AddResume("g1", 0, acted, 100 * acted - 50)])  # between two actions
+            except Exception:
+                return False
+            resumed += 1
+            return True
+
+        # A reader keeps its snapshot through the fault (as a long backup would): every commit must grow the
+        # WAL then (else, on a full disk, commits reuse the WAL's space whenever a checkpoint let it start over).
+        reader = sqlite3.connect(path, isolation_level=None)
+        try:
+            room = SaveRoom("r1", "C00001", "l", "play", 0, OPTIONS, _seats("Ana", "Ben"))
+            game = StartGame("g1", "r1", ("Ana", "Ben"), ("a" * 64, "b" * 64), OPTIONS, 0)
+            await store.commit([room, game, StartRound("g1", 0, DECK, "ab" * 16)])
+            assert await act()
+            # No resume yet: SQLAlchemy's pool opens its first connection for the one during the fault, as a
+            # server's first resume after an outage did. No checkpoint yet: the reader's snapshot keeps the
+            # WAL from starting over.
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM actions").fetchone()
+
+            fail()
+            try:
+                for _ in range(3):
+                    await act()
+                    await resume()
+                    await store.load_room("r1")
+                    with contextlib.suppress(sqlite3.Error):
+                        await store.checkpoint()
+                assert reasons, "the fault never showed"
+            finally:
+                heal()
+            reader.execute("COMMIT")
+
+            # The registry tries again with back-off; each try now writes (no restart, no connection that
+            # was opened read-only during the fault).
+            tries = 0
+            while not (await act() and await resume()):
+                tries += 1
+                assert tries < 5, f"{fault}: still failing after the fault ended: {reasons[-1]}"
+                await asyncio.sleep(0.05)
+            assert tries <= 1, reasons
+            await store.probe()
+            assert store.outage is None
+            busy, frames, copied = await store.checkpoint()
+            assert (busy, frames) == (0, copied)
+            assert await act()
+            assert await resume()
+        finally:
+            reader.close()
+            await store.close()
+
+        # Nothing acknowledged was lost: the database as a restarted server reads it.
+        db = sqlite3.connect(path)
+        try:
+            assert db.execute("SELECT count(*) FROM actions").fetchone() == (acted,)
+            resumes = db.execute("SELECT resumes FROM rounds").fetchone()[0]
+        finally:
+            db.close()
+        assert len(json.loads(resumes)) == resumed
