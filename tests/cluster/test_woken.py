@@ -48,9 +48,9 @@ async def keep_moving(c: CrispClient, stop: asyncio.Event) -> None:
 
 
 async def freeze_in_a_transaction(cluster: Cluster, i: int, db: asyncpg.Connection) -> tuple[int, str]:
-    """SIGSTOP node ``i`` at a moment one of its sessions is inside a transaction of its rooms (not a lease
-    statement): stopped, then looked at, and woken to try again if it was not. The backend's pid and its
-    last statement."""
+    """SIGSTOP node ``i`` at a moment one of its sessions is inside a group commit of its rooms: stopped, then
+    looked at (``application_name`` names the node), and woken to try again if it was not. The backend's pid
+    and its last statement."""
     name = f"crisp {cluster.node_name(i)}"
     for _ in range(2000):
         os.kill(cluster.pid(i), signal.SIGSTOP)
@@ -61,7 +61,10 @@ async def freeze_in_a_transaction(cluster: Cluster, i: int, db: asyncpg.Connecti
         )
         for row in rows:
             query = str(row["query"])
-            if "expires_at = now() +" not in query:  # a renewal or a claim: not a room's commit
+            # A group commit: past its fence (the lease rows locked FOR SHARE), or writing the rooms' rows
+            # (not a lease statement, a read, or a transaction only begun).
+            written = query.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")) and "room_owners" not in query
+            if "FOR SHARE" in query or written:
                 return int(row["pid"]), query
         os.kill(cluster.pid(i), signal.SIGCONT)
         await asyncio.sleep(0.003 * (len(rows) + 1))
