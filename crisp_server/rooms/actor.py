@@ -89,6 +89,10 @@ class RoomActor(ABC):
         self.closed = False
         #: In a cluster: the epoch of this node's lease of the room, checked by each of its commits.
         self.lease: int | None = None
+        #: In a cluster: until when (``time.monotonic()``) the lease is surely still this node's: the start of
+        #: its last successful claim or renewal, plus the lease, less a margin (``Cluster``). Past it, another
+        #: node may hold the room: nothing is sent to its sockets but ``moved`` (``_lease_trusted``).
+        self.lease_until = 0.0
         #: In a cluster: another node took the room over; it stopped here and its members were sent there.
         self.lost = False
         self._timer: TimerHandle | None = None
@@ -141,7 +145,10 @@ class RoomActor(ABC):
             # Nothing changes while suspended (``_while_suspended``): what goes out are answers and notices
             # about what was last saved, and the changes submitted before are dropped: nothing to wait for.
             assert not ops, "a suspended room changed"
-            _deliver(out)
+            if self._lease_trusted():
+                _deliver(out)
+            else:
+                self._fence_out(out)
             return
         if self.store is None or (not ops and self._in_flight == 0):
             self._published(out, accepted, self.v)
@@ -154,6 +161,12 @@ class RoomActor(ABC):
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._drained.set()
+            if error is not None and not isinstance(error, Fenced) and not self._lease_trusted():
+                # The lease may have run out (its renewal is overdue: the node was frozen or cut off), and a
+                # database that ended this node's session looks like an outage. Another node may run the
+                # room now: telling its players ``unavailable`` would be a lie; they are sent there.
+                self._fence_out(out, "a commit failed when its lease may have run out (not renewed in time)")
+                return
             if isinstance(error, Fenced):
                 if not self.closed:
                     self.lose()
@@ -174,6 +187,9 @@ class RoomActor(ABC):
         self.store.submit(ops, done, skip=lambda: epoch != self._epoch, fence=fence)
 
     def _published(self, out: list[tuple[SeatDriver, bytes | tuple[int, str]]], accepted: list[float], v: int) -> None:
+        if not self._lease_trusted():
+            self._fence_out(out)
+            return
         self._v_sent = max(self._v_sent, v)
         self._notified = False
         _deliver(out)
@@ -259,25 +275,51 @@ class RoomActor(ABC):
         """Hand the room over (cluster): after what is being committed, members are sent to reconnect."""
         self._send_away("moved", CLOSE_MOVED, "moved", leave_registry=True)
 
-    def lose(self: Self) -> None:
-        """Another node holds the room now (a commit was fenced, or the lease was not renewed): what was not
-        committed never happened and is not sent; every member is told ``moved`` (closed with 4005, to
-        reconnect and find the room on its new node) and the room stops here."""
+    def _lease_trusted(self) -> bool:
+        """Whether the room may send anything but ``moved``: on one server always; in a cluster while its
+        lease is surely this node's (``lease_until``). Read from the monotonic clock at the moment of
+        sending: after a freeze (SIGSTOP, a stalled VM) the first callback that runs finds it past."""
+        return self.lease is None or time.monotonic() < self.lease_until
+
+    def _fence_out(
+        self,
+        out: Sequence[tuple[SeatDriver, bytes | tuple[int, str]]],
+        why: str = "its lease may have run out (not renewed in time)",
+    ) -> None:
+        """Frames were due but the lease may be gone: none of them is sent. Their recipients (a goodbye's too,
+        no longer members) and every member get ``moved`` instead, and the room stops here (``lose``)."""
+        recipients = [conn for conn in dict.fromkeys(conn for conn, _ in out) if conn not in self.members]
+        if self.closed and not self.lost:
+            # A room that stopped (closed, handed over) has left the registry already: only its goodbyes.
+            self._moved(recipients)
+        elif not self.closed:
+            self.lose(also=recipients, why=why)
+
+    def lose(self: Self, also: Sequence[SeatDriver] = (), why: str = "another node holds it now") -> None:
+        """Another node holds the room now (a commit was fenced, or the lease was not renewed), or may (the
+        lease ran out unrenewed): what was not committed never happened and is not sent; every member (and
+        ``also``) is told ``moved`` (closed with 4005, to reconnect and find the room on its new node) and
+        the room stops here."""
         self._epoch += 1  # what it submitted is dropped, never delivered
         self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
         self.lost = True
-        log.warning("room %s: another node holds it now; its players are sent there", self.code)
-        data = p.moved_message(self._v_sent)
-        for conn in list(self.members):
-            conn.send(data)
-            conn.close(CLOSE_MOVED, "moved")
-            conn.room = None
+        log.warning("room %s: %s; its players are sent there", self.code, why)
+        self._moved([*self.members, *(conn for conn in also if conn not in self.members)])
         self.members.clear()
         self.closed = True
         if self._timer is not None:
             self._timer.cancel()
         if self._on_close is not None:
             self._on_close(self)
+
+    def _moved(self, conns: Sequence[SeatDriver]) -> None:
+        """Tell each of ``conns`` ``moved`` and close it with 4005, now (nothing of this room follows it)."""
+        data = p.moved_message(self._v_sent)
+        for conn in conns:
+            conn.send(data)
+            conn.close(CLOSE_MOVED, "moved")
+            if conn.room is self:
+                conn.room = None
 
     def _send_away(self: Self, kind: str, code: int, reason: str, *, leave_registry: bool) -> None:
         """Tell every member ``kind``, close their sockets after it, and stop the room."""

@@ -40,6 +40,10 @@ DRAIN_ROOM_SECONDS: Final = 2.0
 #: While another node still holds a room: claims are tried this often, and the owner asked again this often.
 CLAIM_EVERY_SECONDS: Final = 0.05
 ASK_EVERY_SECONDS: Final = 1.0
+#: A lease is trusted until this much before it would run out, counted from the start of the claim or
+#: renewal that set it (at most: a quarter of the lease): the database's clock and this process's may run
+#: at slightly different rates, and a frame sent just before the end still has to reach its socket.
+TRUST_MARGIN_SECONDS: Final = 1.0
 
 
 class Busy(Exception):
@@ -59,6 +63,8 @@ class Cluster:
         self.settings = settings
         self.node = settings.node_name()
         self.leases = Leases(store.engine, self.node, settings.lease_seconds)
+        #: How long after the start of a successful claim or renewal a room's lease is trusted (``Room.lease_until``).
+        self.trust_seconds = settings.lease_seconds - min(TRUST_MARGIN_SECONDS, settings.lease_seconds / 4)
         store.leases = self.leases  # every group commit checks its rooms' leases
         self.listener = Listener(store.url, self.node, self._asked)
         self.draining = False
@@ -110,10 +116,11 @@ class Cluster:
                 continue
             if await self.store.open_room_id(code) is not None:
                 continue  # an open room of another node, or one waiting for its players to come back
+            started = time.monotonic()
             epoch = await self.leases.claim(code)
             if epoch is None:
                 continue  # another node is making a room with this code right now
-            return self.registry.create(base_url, code=code, lease=epoch)
+            return self.registry.create(base_url, code=code, lease=epoch, lease_until=started + self.trust_seconds)
         raise Busy
 
     async def acquire(self, code: str) -> Room | None:
@@ -140,9 +147,10 @@ class Cluster:
         while True:
             if self.draining:
                 raise Draining
+            started = time.monotonic()
             epoch = await self.leases.claim(code)
             if epoch is not None:
-                return await self._rebuild(code, epoch)
+                return await self._rebuild(code, epoch, started + self.trust_seconds)
             now = time.monotonic()
             if now > deadline:
                 raise Busy
@@ -156,7 +164,7 @@ class Cluster:
             else:
                 await asyncio.sleep(CLAIM_EVERY_SECONDS)
 
-    async def _rebuild(self, code: str, epoch: int) -> Room | None:
+    async def _rebuild(self, code: str, epoch: int, lease_until: float) -> Room | None:
         try:
             room_id = await self.store.open_room_id(code)
             stored = await self.store.load_room(room_id) if room_id is not None else None
@@ -168,7 +176,7 @@ class Cluster:
             return None
         if self.registry.get(code) is not None:  # cannot happen: one acquisition per code at a time
             return self.registry.get(code)
-        room = self.registry.restore_one(stored, epoch)
+        room = self.registry.restore_one(stored, epoch, lease_until)
         await room.flush()
         self.claimed += 1
         log.info("room claimed", extra={"room": code})
@@ -208,13 +216,19 @@ class Cluster:
             rooms = {code: room for code, room in self.registry.rooms.items() if room.lease is not None}
             if not rooms:
                 continue
+            # Counted from before the statement: the database set the new expiry at some instant after this.
+            # A renewal that was under way when the process froze thus renews no trust once it wakes.
+            started = time.monotonic()
             try:
                 held = await self.leases.renew(list(rooms))
             except Exception as exc:
                 log.warning("leases could not be renewed (%s); commits stay fenced", exc)
                 continue
+            until = started + self.trust_seconds
             for code, room in rooms.items():
-                if held.get(code) != room.lease and not room.closed and self.registry.rooms.get(code) is room:
+                if held.get(code) == room.lease:
+                    room.lease_until = max(room.lease_until, until)
+                elif not room.closed and self.registry.rooms.get(code) is room:
                     room.lose()
 
     async def sweep_abandoned(self) -> int:

@@ -50,15 +50,20 @@ class Registry:
         self._outage_seconds = 0.0  # outages that ended
         #: In a cluster (``CRISP_CLUSTER``): this node's leases; its rooms are the ones it holds.
         self.cluster: Cluster | None = None
+        if store is not None:
+            store.on_failure.append(self._store_failed)
 
-    def create(self, base_url: str, *, code: str | None = None, lease: int | None = None) -> Room:
-        """A new empty room with a fresh code (in a cluster: the code its lease was claimed for)."""
+    def create(
+        self, base_url: str, *, code: str | None = None, lease: int | None = None, lease_until: float = 0.0
+    ) -> Room:
+        """A new empty room with a fresh code (in a cluster: the code its lease was claimed for, the lease's
+        epoch and until when it is trusted, ``Room.lease_until``)."""
         if code is None:
             code = new_room_code()
             while code in self.rooms:
                 code = new_room_code()
         room = Room(code, f"{base_url}/r/{code}", self.settings, self.clock, self._closed, store=self.store)
-        room.lease = lease
+        room.lease, room.lease_until = lease, lease_until
         self._adopt(room)
         log.info("room created", extra={"room": code})
         return room
@@ -80,11 +85,12 @@ class Registry:
         # Games whose players had been gone long enough before the restart end now.
         self.expire_abandoned(int(self.settings.idle_game_hours * 3_600_000))
 
-    def restore_one(self, stored: StoredRoom, lease: int) -> Room:
-        """A room this node has just claimed (cluster), rebuilt from the database as after a restart; the
-        caller awaits its ``flush``. A game abandoned long enough ends now."""
+    def restore_one(self, stored: StoredRoom, lease: int, lease_until: float) -> Room:
+        """A room this node has just claimed (cluster: the lease's epoch, and until when it is trusted), rebuilt
+        from the database as after a restart; the caller awaits its ``flush``. A game abandoned long enough
+        ends now."""
         room = Room.restore(stored, self.settings, self.clock, self.store, self._closed)
-        room.lease = lease
+        room.lease, room.lease_until = lease, lease_until
         self._adopt(room)
         idle_ms = int(self.settings.idle_game_hours * 3_600_000)
         if room.paused and room.paused_at is not None and self.clock.now() - room.paused_at >= idle_ms:
@@ -102,6 +108,13 @@ class Registry:
         self.suspended.add(room)
         if self._outage_since is None:
             self._outage_since = time.monotonic()
+        if self._recovery is None:
+            self._recovery = asyncio.get_running_loop().create_task(self._recover(), name="rooms recovery")
+
+    def _store_failed(self, _reason: str) -> None:
+        """A commit failed. Usually a room is suspended by it, and its recovery ends the outage; but a room
+        that failed on a node whose lease may be gone stops instead (``RoomActor.lose``), and then nothing
+        would ever try the database again: ``/healthz`` would say 503 until some commit went through."""
         if self._recovery is None:
             self._recovery = asyncio.get_running_loop().create_task(self._recover(), name="rooms recovery")
 

@@ -119,7 +119,14 @@ class Store(Checkpoints, Reads):
     (``_write_loop``), which then takes what comes after it too. It inherits the checkpoints
     (``checkpoints.py``) and the reads (``reads.py``)."""
 
-    def __init__(self, url: str, *, idle_in_transaction_ms: int | None = None, commit_interval: float = 0.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        idle_in_transaction_ms: int | None = None,
+        commit_interval: float = 0.0,
+        application_name: str | None = None,
+    ) -> None:
         self.url = url
         #: Seconds from the start of one group commit to the earliest start of the next (see ``_write_loop``).
         self.commit_interval = commit_interval
@@ -141,12 +148,16 @@ class Store(Checkpoints, Reads):
             kwargs["pool_pre_ping"] = True
             # A server that does not answer at all (a host down) is an outage after seconds, not a minute.
             kwargs["connect_args"] = {"timeout": CONNECT_SECONDS}
+            server_settings: dict[str, str] = {}
             if idle_in_transaction_ms is not None:
                 # A node stopped between two statements of a transaction (SIGSTOP, a long pause) must not
                 # keep its lease rows locked: PostgreSQL ends such a session (the fence then refuses it).
-                kwargs["connect_args"]["server_settings"] = {
-                    "idle_in_transaction_session_timeout": str(idle_in_transaction_ms)
-                }
+                server_settings["idle_in_transaction_session_timeout"] = str(idle_in_transaction_ms)
+            if application_name is not None:
+                # ``pg_stat_activity`` then tells which node a session (and a lock it holds) belongs to.
+                server_settings["application_name"] = application_name[:63]
+            if server_settings:
+                kwargs["connect_args"]["server_settings"] = server_settings
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # Writes to SQLite go through the plain sqlite3 driver, on the event loop: a group commit to a WAL

@@ -47,6 +47,7 @@ def build_services(settings: Settings, clock: Clock, *, persist: bool) -> Servic
             settings.resolved_database_url(),
             idle_in_transaction_ms=5000 if settings.cluster else None,
             commit_interval=settings.commit_interval_ms / 1000,
+            application_name=f"crisp {settings.node_name()}" if settings.cluster else None,
         )
         if persist
         else None

@@ -146,7 +146,7 @@ class _Leases(Collector):
             value=handed_over,
         )
         yield CounterMetricFamily(
-            "crisp_rooms_lost", "Rooms this node stopped because another node took their lease", value=lost
+            "crisp_rooms_lost", "Rooms this node stopped because another node took their lease, or may have", value=lost
         )
 
 

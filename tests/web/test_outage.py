@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from crisp_server.client import CrispClient
-from crisp_server.store.operations import Op, Written
+from crisp_server.store.operations import Op, SaveRoom, Written
 from crisp_server.store.store import Store
 from tests.web.harness import Harness, running_server
 from tests.web.test_metrics import _scrape
@@ -208,3 +208,20 @@ async def test_a_sit_that_was_not_saved_leaves_its_connection_in_no_room(server:
     await viewer.watch(code)
     welcome = await viewer.sit("Vic")
     assert welcome["seat"] == 1
+
+
+async def test_an_outage_no_room_waits_for_ends_when_the_database_answers(server: Harness) -> None:
+    """A failed commit that suspended no room (in a cluster: its room was sent away as its lease may have run
+    out) still starts the tries: nothing else would commit on a server its load balancer took out on 503."""
+    store = server.app.state.store
+    breaker = Breakable(store)
+    breaker.broken = True
+    with pytest.raises(sqlite3.OperationalError):
+        await store.commit([SaveRoom("id-x", "XXXXXX", "http://x/r/XXXXXX", "lobby", 0, {}, ())])
+    assert store.outage is not None
+    assert not server.app.state.registry.suspended
+    breaker.broken = False
+    deadline = time.monotonic() + 3
+    while (response := await health(server)).status_code != 200 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert response.status_code == 200, response.text
