@@ -190,6 +190,7 @@ def test_the_page_gives_up_a_handshake_a_frozen_node_never_answers(browser: Brow
             react_and_be_seen(page, bots, 1)
             assert relay.held == 1, relay.held
             assert 4.5 <= back < 12, back
+            print(f"\nthe page back {back:.1f} s after its handshake to the frozen node")
     finally:
         context.close()
         bots.close()
