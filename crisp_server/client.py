@@ -16,6 +16,8 @@ Schema (``crisp_server.schema``).
 With several server nodes (``docs/protocol.md``, "Several servers") a socket names its room in its URL
 (``room=``: :func:`room_url`) whenever the room is known, and a room that went to another node closes its
 sockets with ``moved`` and 4005 (:attr:`CrispClient.moved`): reconnect at once to the same URL and resume.
+A socket that has not opened within a few seconds is given up (:data:`OPEN_TIMEOUT_S`): a frozen node
+accepts connections and never answers them; try again after a back-off.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ _RECEIVED_KEPT = 256
 CLOSE_MOVED: Final = 4005
 #: The close after ``restarting`` (or alone): the server is stopping.
 CLOSE_RESTARTING: Final = 1012
+#: :meth:`CrispClient.connect` gives a socket up (``TimeoutError``) when it has not opened within this many
+#: seconds: connected and its handshake answered. A frozen server node still accepts connections (its kernel
+#: does) but never answers them; a client that gives up and tries again reaches another node once the proxy
+#: has taken the frozen one out, where waiting would hang until the proxy's own timeout.
+OPEN_TIMEOUT_S: Final = 5.0
 
 
 def room_url(url: str, room: str) -> str:
@@ -82,14 +89,23 @@ class CrispClient:
     @classmethod
     @contextlib.asynccontextmanager
     async def connect(
-        cls, url: str, origin: str | None = None, *, room: str | None = None, **kwargs: Any
+        cls,
+        url: str,
+        origin: str | None = None,
+        *,
+        room: str | None = None,
+        open_timeout: float | None = OPEN_TIMEOUT_S,
+        **kwargs: Any,
     ) -> AsyncIterator[CrispClient]:
-        """A client on a new socket to ``url``; with ``room``, at ``room_url(url, room)``. ``kwargs`` go to
-        ``websockets``' ``connect``."""
+        """A client on a new socket to ``url``; with ``room``, at ``room_url(url, room)``. ``TimeoutError`` if
+        the socket has not opened within ``open_timeout`` seconds (:data:`OPEN_TIMEOUT_S`; ``None``: no limit).
+        ``kwargs`` go to ``websockets``' ``connect``."""
         headers = {"Origin": origin} if origin else None
         if room is not None:
             url = room_url(url, room)
-        async with ws_connect(url, additional_headers=headers, max_size=2**22, **kwargs) as ws:
+        async with ws_connect(
+            url, additional_headers=headers, max_size=2**22, open_timeout=open_timeout, **kwargs
+        ) as ws:
             client = cls(ws)
             try:
                 yield client

@@ -16,10 +16,11 @@ run stops by itself after ``--duration`` seconds and prints what it measured onc
 ``--lobby`` leaves the rooms in their lobbies (idle connections: memory), ``--churn R`` opens R more rooms
 while the first ones play (joins under load). Every socket names its room in its URL once the code is known
 (``/ws?room=CODE``: with several server nodes, the proxy routes on it); a bot whose room moved to another
-node (close 4005) or whose server restarts (1012) reconnects and resumes at once, backs off if that fails,
-and plays on: those are counted (``moved``, ``restarted``), not as disconnects. It only talks to this
-machine unless ``--allow-remote`` is given. The bots are built on picows, which costs about half the CPU
-per received frame of a client built on ``websockets``: the load generator must not be the bottleneck.
+node (close 4005) or whose server restarts (1012) reconnects and resumes at once, backs off if that fails
+(a socket that has not opened within a few seconds, as to a frozen node, is a failure too), and plays on:
+those are counted (``moved``, ``restarted``), not as disconnects. It only talks to this machine unless
+``--allow-remote`` is given. The bots are built on picows, which costs about half the CPU per received frame
+of a client built on ``websockets``: the load generator must not be the bottleneck.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import httpx
 import orjson
 from picows import WSCloseCode, WSError, WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
 
-from .client import CLOSE_MOVED, CLOSE_RESTARTING, room_url
+from .client import CLOSE_MOVED, CLOSE_RESTARTING, OPEN_TIMEOUT_S, room_url
 
 #: What each action shows in the update that publishes it (matched with the acting seat).
 EVENT_OF = {
@@ -205,7 +206,13 @@ class Bot(WSListener):
                 self.told, self.close_code, self._parts = "", None, []
                 self.fresh.clear()  # a new socket is sent nothing before its welcome: the next state is its own
                 try:
-                    await ws_connect(lambda: self, url, websocket_handshake_timeout=10, max_frame_size=2**22)
+                    # The whole opening (the TCP connect too, which picows' own limit leaves out) within
+                    # OPEN_TIMEOUT_S: a frozen node takes the connection and never answers; the next try, after
+                    # the back-off, reaches a live one once the proxy has taken the frozen one out.
+                    async with asyncio.timeout(OPEN_TIMEOUT_S):
+                        await ws_connect(
+                            lambda: self, url, websocket_handshake_timeout=OPEN_TIMEOUT_S, max_frame_size=2**22
+                        )
                     self.send({"type": "resume", "room": self.code, "token": self.token})
                     async with asyncio.timeout(10):
                         await self.welcome

@@ -2,15 +2,15 @@
 documented protocol only, and plays it with the same decision code as the rooms' own computer players.
 
 It joins with ``join`` and keeps the token; when the connection drops it reconnects with a back-off and
-``resume``s (``CrispClient`` asks ``sync`` on a gap in ``v``, as every client must). Every socket names the
-room in its URL (``/ws?room=CODE``: with several server nodes the proxy routes on it); when the room moves
-to another node (``moved``, close 4005) it reconnects and resumes at once, and backs off as usual only if
-that fails. Every update and
-snapshot goes to a :class:`crisp_server.bots.Bot`; what the bot has to decide (``Bot.due``: a move, its
-crisp window, a ``ready``) is sent after the human-like pause of :func:`crisp_server.bots.pause_ms`, scaled
-by ``pause`` (0: as soon as the rules allow). It waits in the lobby for the host to start, plays until
-``games`` games are over (after a rematch it waits in the lobby again for the host's start, while games
-remain) and leaves.
+``resume``s (``CrispClient`` asks ``sync`` on a gap in ``v``, as every client must); a socket that does not
+open within :data:`crisp_server.client.OPEN_TIMEOUT_S` (a frozen node) is given up and tried again the same
+way. Every socket names the room in its URL (``/ws?room=CODE``: with several server nodes the proxy routes on
+it); when the room moves to another node (``moved``, close 4005) it reconnects and resumes at once, and backs
+off as usual only if that fails. Every update and snapshot goes to a :class:`crisp_server.bots.Bot`; what
+the bot has to decide (``Bot.due``: a move, its crisp window, a ``ready``) is sent after the human-like pause
+of :func:`crisp_server.bots.pause_ms`, scaled by ``pause`` (0: as soon as the rules allow). It waits in the
+lobby for the host to start, plays until ``games`` games are over (after a rematch it waits in the lobby again
+for the host's start, while games remain) and leaves.
 
 A request the server refuses (a race with a timer, say) is logged; the bot asks for a snapshot and decides
 again from it after a back-off that doubles up to 5 s, so that it never spins, and never waits for an answer
@@ -349,8 +349,10 @@ async def run_bot(options: BotOptions, say: Say = say_on_stderr) -> int:
     try:
         while True:
             try:
+                # A socket that has not opened within OPEN_TIMEOUT_S (a frozen node takes the connection and
+                # never answers) is given up and tried again after the back-off, like a refused one.
                 async with CrispClient.connect(
-                    url, room=room, ping_interval=PING_INTERVAL_S, ping_timeout=PING_TIMEOUT_S, open_timeout=10
+                    url, room=room, ping_interval=PING_INTERVAL_S, ping_timeout=PING_TIMEOUT_S
                 ) as client:
                     try:
                         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import cast
 
@@ -13,7 +14,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.server import ServerConnection, serve
 
-from crisp_server.client import CLOSE_MOVED, CrispClient, room_url
+from crisp_server.client import CLOSE_MOVED, OPEN_TIMEOUT_S, CrispClient, room_url
+from tests.frozen import Relay
 
 
 def test_the_room_goes_into_the_url_as_the_server_reads_the_code() -> None:
@@ -56,8 +58,8 @@ async def test_connect_puts_the_room_in_the_url_and_keeps_the_query() -> None:
         await say_and_close(ws, ['{"type": "pong", "v": 0}'], 1000, "")
 
     async with scripted(pong, paths) as url:
-        for kwargs in ({}, {"room": "k7qmxt"}):
-            async with CrispClient.connect(url + "?lang=de", **kwargs) as client:
+        for room in (None, "k7qmxt"):
+            async with CrispClient.connect(url + "?lang=de", room=room) as client:
                 await client.send({"type": "ping"})
                 await client.next_message("pong")
     assert paths == ["/ws?lang=de", "/ws?lang=de&room=K7QMXT"]
@@ -146,3 +148,30 @@ async def test_a_cancelled_wait_for_ends_cancelled_even_when_its_condition_came_
                 await waiting
     finally:
         client._reader.cancel()
+
+
+async def hold_open(connecting: contextlib.AbstractAsyncContextManager[CrispClient]) -> None:
+    async with connecting:
+        pass
+
+
+async def test_connect_gives_up_a_socket_that_does_not_open_within_its_open_timeout() -> None:
+    # A frozen node: the connection is accepted, the handshake never answered. Without a limit of its own the
+    # client would wait for websockets' 10 s (or, behind a proxy, the proxy's timeout).
+    relay = Relay(None)
+    await relay.start()
+    try:
+        url = f"ws://127.0.0.1:{relay.port}/ws"
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await hold_open(CrispClient.connect(url, room="K7QMXT"))  # the default
+        took = time.monotonic() - started
+        assert OPEN_TIMEOUT_S - 0.1 <= took < OPEN_TIMEOUT_S + 2.5, took
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await hold_open(CrispClient.connect(url, room="K7QMXT", open_timeout=1.0))
+        took = time.monotonic() - started
+        assert 0.9 <= took < 3.5, took
+        assert relay.held == 2
+    finally:
+        await relay.close()

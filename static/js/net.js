@@ -6,12 +6,16 @@
 // Several server nodes may share the rooms (docs/protocol.md, "Several servers"): every socket names its
 // room in its URL (`/ws?room=CODE`, once the code is known) so that the proxy takes it to the node that
 // owns the room, and a close with CLOSE_MOVED (the room went to another node) is followed at once.
+// A socket that has not opened within OPEN_TIMEOUT_MS is given up and made again after the back-off: a frozen
+// node (or one the network lost) takes the connection and never answers it, and the browser would wait for
+// minutes, where the next try reaches a live node once the proxy has taken the frozen one out.
 
 const SESSIONS_KEY = "crisp.sessions";
 const LEGACY_SESSION_KEY = "crisp.session"; // one seat only, as older pages kept it
 const MAX_SESSIONS = 6;
 const PING_EVERY_MS = 1500;
 const DEAD_AFTER_MS = 3500;
+const OPEN_TIMEOUT_MS = 5000;
 const CLOSE_MOVED = 4005; // after `moved` (or alone): the room now lives on another node
 
 // The seats this device holds, newest first: {room, token, name, left}. `left`: the player tapped Leave
@@ -74,6 +78,7 @@ export class Net {
     this.moving = false; // this socket was opened at once after a move: if it fails, back off as usual
     this.attempt = 0;
     this.timer = null;
+    this.openTimer = null; // gives up the socket being opened after OPEN_TIMEOUT_MS
     this.stopped = false;
     this.heardAt = 0; // when the open socket last brought a message
     this.pingedAt = 0;
@@ -108,6 +113,7 @@ export class Net {
 
   open(status = this.attempt === 0 ? "connecting" : "reconnecting") {
     clearTimeout(this.timer);
+    clearTimeout(this.openTimer);
     if (this.ws) {
       this.ws.onclose = null;
       this.ws.close();
@@ -117,7 +123,16 @@ export class Net {
     this.ws = ws;
     this.inRoom = false;
     let moved = false; // this socket was told `moved`: its close (whatever its code) is the move's
+    this.openTimer = setTimeout(() => {
+      if (this.ws !== ws || ws.readyState !== WebSocket.CONNECTING) return;
+      // No answer to the handshake: give it up (its close is not waited for) and try again after the back-off.
+      ws.onopen = ws.onmessage = ws.onclose = null;
+      ws.close();
+      this.ws = null;
+      this.scheduleReconnect();
+    }, OPEN_TIMEOUT_MS);
     ws.onopen = () => {
+      clearTimeout(this.openTimer);
       this.attempt = 0;
       this.heardAt = performance.now();
       this.onStatus("online");
@@ -148,6 +163,7 @@ export class Net {
     };
     ws.onclose = (e) => {
       if (this.ws !== ws) return;
+      clearTimeout(this.openTimer);
       this.ws = null;
       // Kicked, replaced by another tab, or left: do not come back on our own.
       if (this.stopped || e.code === 4003 || e.code === 4001 || e.code === 1000) {
@@ -211,6 +227,7 @@ export class Net {
     this.room = null;
     this.moving = false;
     clearTimeout(this.timer);
+    clearTimeout(this.openTimer);
     if (this.ws) this.ws.close(1000);
     this.ws = null;
   }

@@ -22,6 +22,7 @@ from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 from crisp_server.client import CrispClient
 from tests.browser.harness import Bots, join_and_play, open_page
 from tests.e2e.procs import server_process
+from tests.frozen import relay_in_thread
 
 #: The client's first back-off with Math.random pinned to 1 (static/js/net.js: 500 ms * 2, in full).
 BACK_OFF_S = 1.0
@@ -154,6 +155,42 @@ def test_the_page_backs_off_when_following_the_move_fails(browser: Browser, base
         expect(page.locator(".phase-play")).to_be_visible()
         expect(page.locator("#status.show")).to_have_count(0)
         react_and_be_seen(page, bots, 1)
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_the_page_gives_up_a_handshake_a_frozen_node_never_answers(browser: Browser, base: str) -> None:
+    """The page's node freezes: its socket goes silent (the page gives it up after its dead time) and its
+    reconnect is taken and never answered. The page gives that handshake up after OPEN_TIMEOUT_MS, shows
+    "Reconnecting…" meanwhile, and once new connections reach a live node again (the proxy took the frozen
+    one out) its next try after the back-off resumes the seat, where waiting for the first would hang."""
+    bots = Bots(base, ["Ana"])
+    context, page = open_page(browser, 360, 640)
+    port = int(base.rsplit(":", 1)[1])
+    try:
+        with relay_in_thread(("127.0.0.1", port)) as relay:
+            page.add_init_script("Math.random = () => 1;")
+            # The page and its sockets through the relay (location.host): the relay plays the page's node.
+            join_and_play(page, f"http://127.0.0.1:{relay.port}", bots, "Me")
+            relay.freeze()
+            status = page.locator("#status.show")
+            expect(status).to_have_text("Reconnecting…", timeout=10_000)  # the silent socket given up
+            deadline = time.monotonic() + 10
+            while relay.held == 0:
+                assert time.monotonic() < deadline, "the page did not try to reconnect"
+                page.wait_for_timeout(20)
+            held_at = time.monotonic()
+            relay.thaw()  # new connections reach the server again; the held one never will
+            expect(status).to_have_text("Reconnecting…")
+            # Given up after OPEN_TIMEOUT_MS (5 s), then the back-off (2 s with Math.random pinned to 1).
+            expect(page.locator("#status.show")).to_have_count(0, timeout=15_000)
+            back = time.monotonic() - held_at
+            expect(page.locator(".phase-play")).to_be_visible()
+            react_and_be_seen(page, bots, 1)
+            assert relay.held == 1, relay.held
+            assert 4.5 <= back < 12, back
+            print(f"\nthe page back {back:.1f} s after its handshake to the frozen node")
     finally:
         context.close()
         bots.close()

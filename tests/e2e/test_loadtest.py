@@ -18,10 +18,12 @@ from typing import Any
 import pytest
 
 from crisp_server import loadtest as load
+from crisp_server.client import OPEN_TIMEOUT_S
 from crisp_server.loadtest import Probe
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from tests.e2e.procs import free_port, server_process
+from tests.frozen import Relay
 from tests.moving import MovingProxy
 from tests.web.bots import OPEN_LIMITS
 from tests.web.harness import uvicorn_serving
@@ -268,4 +270,59 @@ async def test_a_bot_whose_immediate_reconnect_fails_backs_off_and_plays_on(
     assert all(leg.path == f"/ws?room={code}" for leg in refused + resumed)
     assert all(leg.opened - moved < 5 for leg in refused)  # at once first
     assert min(leg.opened for leg in resumed) - max(leg.opened for leg in refused) >= 0.4  # then backed off
+    assert any(kind in MOVES for leg in resumed for kind in leg.sent)
+
+
+async def test_a_bot_whose_reconnect_hangs_gives_it_up_and_plays_on(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The room moves and each bot's reconnect at once reaches a frozen node (the connection is taken, the
+    handshake never answered): the bots give it up after ``OPEN_TIMEOUT_S``, try again after the back-off,
+    resume, and the room plays on."""
+    monkeypatch.setattr(load, "RECONNECT_FIRST_S", 0.5)
+    players = 2
+    app = create_app(Settings(**OPEN_LIMITS), persist=False)
+    async with uvicorn_serving(app, lifespan="on") as port:
+        proxy = MovingProxy(f"ws://127.0.0.1:{port}")
+        async with proxy.serving() as base:
+            relay = Relay(("127.0.0.1", int(base.rsplit(":", 1)[1])))
+            await relay.start()
+            try:
+                run = asyncio.create_task(
+                    load.run(
+                        f"http://127.0.0.1:{relay.port}",
+                        1,
+                        players,
+                        pace=10,
+                        duration=OPEN_TIMEOUT_S + 7,
+                        json_out=True,
+                        server_pid=os.getpid(),
+                    )
+                )
+                async with asyncio.timeout(30):
+                    while sum(1 for leg in proxy.legs if "ready" in leg.sent) < players:
+                        await asyncio.sleep(0.05)
+                code = proxy.legs[0].code
+                assert code is not None
+                await asyncio.sleep(1)
+                relay.hold(players)
+                assert await proxy.move(code) == players
+                status = await asyncio.wait_for(run, 60)
+            finally:
+                await relay.close()
+    out = capsys.readouterr().out
+    assert status == 0, out
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["errors"] == result["disconnects"] == 0, out
+    assert result["moved"] == players, out
+    assert relay.held == players
+    moved = proxy.legs[0].moved
+    assert moved is not None
+    resumed = [leg for leg in proxy.legs if leg.entry is not None and leg.entry["type"] == "resume"]
+    assert len(resumed) == players
+    # Each gave its hanging socket up after OPEN_TIMEOUT_S and came back after the back-off (not after picows'
+    # or the proxy's own, longer limits).
+    assert all(OPEN_TIMEOUT_S <= leg.opened - moved < OPEN_TIMEOUT_S + 3 for leg in resumed), [
+        leg.opened - moved for leg in resumed
+    ]
     assert any(kind in MOVES for leg in resumed for kind in leg.sent)

@@ -27,7 +27,7 @@ import pytest
 
 from crisp_server import wirebot
 from crisp_server.bots import Bot
-from crisp_server.client import CrispClient
+from crisp_server.client import OPEN_TIMEOUT_S, CrispClient
 from crisp_server.rooms.clock import TimerHandle
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
@@ -43,6 +43,7 @@ from crisp_server.wirebot import (
     ws_url,
 )
 from tests.e2e.procs import free_port, server_process
+from tests.frozen import Relay
 from tests.moving import Leg, MovingProxy
 from tests.web.bots import OPEN_LIMITS
 from tests.web.harness import uvicorn_serving
@@ -418,3 +419,38 @@ async def test_a_bot_backs_off_when_following_the_move_fails(monkeypatch: pytest
     assert said[lost + 1].startswith("cannot reconnect: "), said
     assert said[lost + 1].endswith("; resuming in 0.5 s"), said
     assert said[lost + 2] == "resumed seat 1"
+
+
+async def test_a_bot_gives_up_a_reconnect_that_hangs_and_backs_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The room moves, and the bot's reconnect at once reaches a frozen node (the connection is taken, the
+    handshake never answered): the bot gives it up after ``OPEN_TIMEOUT_S``, backs off, and resumes."""
+    monkeypatch.setattr(wirebot, "RECONNECT_FIRST_S", 0.5)
+    async with fast_server() as url, CrispClient.connect(url) as host:
+        proxy = MovingProxy(url.removesuffix("/ws"))
+        async with proxy.serving() as base:
+            relay = Relay(("127.0.0.1", int(base.rsplit(":", 1)[1])))
+            await relay.start()
+            try:
+                code = await host.create("Ana")
+                said: list[str] = []
+                bot_url = f"http://127.0.0.1:{relay.port}"
+                bot = asyncio.create_task(run_bot(BotOptions(bot_url, code, "easy", pause=0), said.append))
+                await host.wait_for(seated(2), timeout=10, what="the bot seated")
+                relay.hold(1)
+                assert await proxy.move(code) == 1
+                moved = time.monotonic()
+                async with asyncio.timeout(OPEN_TIMEOUT_S + 10):
+                    while "resumed seat 1" not in said:
+                        await asyncio.sleep(0.01)
+                back = time.monotonic() - moved
+                bot.cancel()
+                assert await bot == EXIT_STOPPED
+            finally:
+                await relay.close()
+    assert relay.held == 1
+    # The hanging handshake, then the back-off (0.5 s), then the resume: not the 10 s websockets waits by itself.
+    assert OPEN_TIMEOUT_S <= back < OPEN_TIMEOUT_S + 3, back
+    lost = said.index("connection lost (code 4005); resuming at once")
+    assert said[lost + 1] == "cannot reconnect: timed out during opening handshake; resuming in 0.5 s", said
+    assert said[lost + 2] == "resumed seat 1"
+    assert [leg.path for leg in proxy.legs] == [f"/ws?room={code}"] * 2  # the held one never reached the node
