@@ -58,8 +58,9 @@ class Settings(BaseSettings):
     ping_timeout_seconds: float = Field(default=20.0, gt=0)
     #: A closing connection that has not completed the closing handshake after this long is aborted.
     close_timeout_seconds: float = Field(default=5.0, gt=0)
-    #: A connection whose request head (request line and headers) is not whole this long after it opened, or
-    #: after its first byte following a response, is answered 408 and closed.
+    #: A connection whose request head (request line and headers) is not whole this long (up to half as long
+    #: again, at random: closes spread out) after it opened, or after its first byte following a response, is
+    #: answered 408 and closed.
     head_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
     #: A WebSocket that has not entered a room (create, join, resume, watch) this long after its handshake is
     #: closed with 4008.

@@ -94,7 +94,7 @@ async def test_a_silent_connection_is_answered_408_and_closed_after_the_head_dea
             took = time.monotonic() - start
     assert answer.startswith(b"HTTP/1.1 408 ")
     assert b"connection: close" in answer
-    assert HEAD_SECONDS * 0.8 <= took < HEAD_SECONDS + 3
+    assert HEAD_SECONDS * 0.8 <= took < HEAD_SECONDS * 1.5 + 3
 
 
 async def test_half_a_head_is_closed_after_the_deadline() -> None:
@@ -106,7 +106,7 @@ async def test_half_a_head_is_closed_after_the_deadline() -> None:
             answer = await read_to_end(sock)
             took = time.monotonic() - start
     assert answer.startswith(b"HTTP/1.1 408 ")
-    assert took < HEAD_SECONDS + 3
+    assert took < HEAD_SECONDS * 1.5 + 3
 
 
 async def test_a_head_that_trickles_in_is_closed_after_the_deadline() -> None:
@@ -119,11 +119,11 @@ async def test_a_head_that_trickles_in_is_closed_after_the_deadline() -> None:
             await loop.sock_sendall(sock, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             closed_after: float | None = None
             with contextlib.suppress(OSError):
-                while time.monotonic() - start < HEAD_SECONDS + 5:
+                while time.monotonic() - start < HEAD_SECONDS * 1.5 + 5:
                     await loop.sock_sendall(sock, b"X-a: b\r\n")
                     await asyncio.sleep(0.05)
             closed_after = time.monotonic() - start
-    assert closed_after < HEAD_SECONDS + 3
+    assert closed_after < HEAD_SECONDS * 1.5 + 3
 
 
 async def test_a_whole_request_in_time_is_answered_and_the_next_one_gets_its_own_deadline() -> None:
