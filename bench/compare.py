@@ -71,6 +71,8 @@ def server(kind: str, core: str) -> Iterator[tuple[int, int]]:
             # Every bot comes from 127.0.0.1: the look-up limit per address is for strangers guessing codes.
             "CRISP_LOOKUP_BURST": "1000000",
             "CRISP_LOOKUP_PER_MINUTE": "1000000",
+            # And thousands of sockets from one address: the cap per address is for strangers too.
+            "CRISP_CONNECTIONS_PER_ADDRESS": "0",
         }
         proc = subprocess.Popen(
             ["taskset", "-c", core, *command],

@@ -17,7 +17,8 @@ from crisp_server import native
 from crisp_server.logs import configure
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
-from crisp_server.web.wsprotocol import CrispHttp, websocket_protocol
+from crisp_server.web.gate import Gate, raise_descriptor_limit
+from crisp_server.web.wsprotocol import http_protocol, websocket_protocol
 
 #: How long a shutdown waits for the connections to end before it cuts them (uvicorn's graceful shutdown).
 SHUTDOWN_SECONDS: Final = 5
@@ -71,13 +72,22 @@ def serve(settings: Settings) -> int:
     # (crisp.sqlite3-shm, mapped into memory) can no longer be written, say. Then stderr says which signal,
     # and where each thread was.
     faulthandler.enable()
+    soft, hard = raise_descriptor_limit()
     app = create_app(settings)
+    # Sized now, before any client: what is open already (the app, the logs) is not the clients'.
+    gate = Gate(
+        settings.connections_per_address,
+        settings.reserved_descriptors,
+        proxy_headers=settings.proxy_headers,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
+    )
+    log.info("%s (the soft limit was %d, the hard one %d)", gate.describe(), soft, hard)
     config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         workers=1,
-        http=CrispHttp,
+        http=http_protocol(gate, settings.head_timeout_seconds),
         ws=websocket_protocol(settings.close_timeout_seconds),
         ws_ping_interval=settings.ping_seconds,
         ws_ping_timeout=settings.ping_timeout_seconds,

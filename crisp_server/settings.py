@@ -58,6 +58,19 @@ class Settings(BaseSettings):
     ping_timeout_seconds: float = Field(default=20.0, gt=0)
     #: A closing connection that has not completed the closing handshake after this long is aborted.
     close_timeout_seconds: float = Field(default=5.0, gt=0)
+    #: A connection whose request head (request line and headers) is not whole this long (up to half as long
+    #: again, at random: closes spread out) after it opened, or after its first byte following a response, is
+    #: answered 408 and closed.
+    head_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    #: A WebSocket that has not entered a room (create, join, resume, watch) this long after its handshake is
+    #: closed with 4008.
+    enter_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    #: Connections open at once from one client address (the forwarded one behind a trusted proxy); beyond,
+    #: a new one is answered 429 and closed. At most a quarter of the connection budget. 0: no cap.
+    connections_per_address: int = Field(default=256, ge=0)
+    #: Descriptors kept for the database, its WAL checkpoint and files: the connection budget is the
+    #: descriptor limit less those open at start and these; beyond it a new connection is answered 503.
+    reserved_descriptors: int = Field(default=128, ge=16)
     #: Reactions: this many in a burst per player, then one per ``reaction_seconds``.
     reaction_burst: int = Field(default=3, ge=1)
     reaction_seconds: float = Field(default=2.0, gt=0)

@@ -31,6 +31,9 @@ CLOSE_INTERNAL: Final = 1011
 CLOSE_UNSUPPORTED: Final = 1003
 #: Close code when a cluster node could not get a room in time: try again later (RFC 6455).
 CLOSE_TRY_LATER: Final = 1013
+#: Close code for a WebSocket that did not enter a room (create, join, resume, watch) in time: a socket that
+#: is no member holds a descriptor for nothing (pings do not count).
+CLOSE_NO_ROOM: Final = 4008
 #: A draining node waits this long before it sends a newcomer away, so that the load balancer has noticed.
 DRAINING_PAUSE_SECONDS: Final = 0.5
 
@@ -94,6 +97,9 @@ class Bridge:
         protocol = getattr(receive, "__self__", None)
         direct = protocol if isinstance(protocol, CrispWebSocket) else None
         reader = Reader(self, conn, websocket, direct)
+        deadline = asyncio.get_running_loop().call_later(
+            self.services.settings.enter_timeout_seconds, self.enter_late, conn, direct
+        )
         try:
             while not conn.closing:
                 if direct is not None:
@@ -120,8 +126,22 @@ class Bridge:
                 if entry is not None:
                     await self.enter_cluster(conn, websocket, *entry)
         finally:
+            deadline.cancel()
             if direct is not None:
                 direct.read_directly(None)
+
+    def enter_late(self, conn: Connection, direct: CrispWebSocket | None) -> None:
+        """The enter deadline: a connection that is in no room is closed with 4008 (one that pings, or whose
+        entries were all refused, too). Once in a room it has passed for good: a member is watched by the
+        keepalive, and a room it leaves closes it."""
+        if conn.room is not None or conn.closing:
+            return
+        log.info("closing a connection that entered no room in time (%d)", CLOSE_NO_ROOM, extra={"client": conn.client})
+        self.services.metrics.refused.labels("no_room").inc()
+        conn.close(CLOSE_NO_ROOM, "no room entered in time")
+        if direct is not None:  # the bridge's loop waits in ``receive``: it sees the close and ends
+            direct.read_directly(None)
+            direct.wake_app()
 
     def _may_enter(self, conn: Connection, message: Any, v: int) -> bool:
         """The checks of an entry message before its room is looked for; answered here if it fails them."""

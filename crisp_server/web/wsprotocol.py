@@ -51,6 +51,8 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.frames import Frame
 from websockets.protocol import OPEN
 
+from crisp_server.web.gate import Gate, Ticket
+
 try:  # websockets' C unmasking, as its own parser uses; its pure Python one where the C one is not built
     from websockets.speedups import apply_mask
 except ImportError:  # pragma: no cover
@@ -140,6 +142,16 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             self.read_paused = False
             self.transport.resume_reading()
         self.abort_later()
+
+    #: The gate and the connection's place in it, handed over by :class:`CrispHttp` at the upgrade.
+    gate: Gate | None = None
+    ticket: Ticket | None = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.gate is not None and self.ticket is not None:
+            self.gate.leave(self.ticket)
+            self.ticket = None
 
     def keepalive_timeout(self) -> None:
         """The peer did not answer a ping in time: uvicorn sends 1011 and closes, which waits for a buffer
@@ -360,15 +372,141 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
 
 
 class CrispHttp(HttpToolsProtocol):
-    """uvicorn's ``httptools`` HTTP protocol, which lets go of its request parser once it has handed a connection
-    over to the WebSocket protocol (issue 19). The parser refers back to the protocol object (it holds its
-    callbacks): a cycle, which only the cyclic collector frees, and the server runs that once per retention
-    sweep (``crisp_server/collector.py``). So the handed-over object, its parser, the request's headers and
-    scope and an empty pipeline stayed, about 3 KB per WebSocket opened since the last sweep. Without the
-    parser, reference counting frees them at the upgrade."""
+    """uvicorn's ``httptools`` HTTP protocol, with two changes.
+
+    1. It lets go of its request parser once it has handed a connection over to the WebSocket protocol (issue
+       19). The parser refers back to the protocol object (it holds its callbacks): a cycle, which only the
+       cyclic collector frees, and the server runs that once per retention sweep (``crisp_server/collector.py``).
+       So the handed-over object, its parser, the request's headers and scope and an empty pipeline stayed,
+       about 3 KB per WebSocket opened since the last sweep. Without the parser, reference counting frees them
+       at the upgrade.
+    2. Connections cannot hold the server's descriptors for nothing. A request's head (its line and headers)
+       must be whole within ``head_seconds`` (up to half as much again, see :meth:`_arm_head`) of the
+       connection's opening, or of its first byte after a response: else the connection is answered 408 and
+       closed (uvicorn waited for ever on a connection that sent nothing, or half a head, or trickled one
+       byte at a time). And each accepted connection passes the :class:`~crisp_server.web.gate.Gate`: beyond
+       the connection budget it is answered 503, beyond its address's cap 429, and closed (see :meth:`refuse`).
+    """
+
+    #: The server's gate (``None``: every connection is taken, as in tests that run uvicorn directly).
+    gate: Gate | None = None
+    #: How long a request's head may take to arrive (see :func:`http_protocol`).
+    head_seconds: float = 10.0
+
+    ticket: Ticket | None = None
+    head_timer: asyncio.TimerHandle | None = None
+    #: A refused connection that reads on until its client has read the answer: when it is aborted anyway.
+    linger_timer: asyncio.TimerHandle | None = None
+    #: The connection was refused: what it sends is dropped until it closes or is aborted.
+    refused: bool = False
+    #: The request whose head was just read comes (through a trusted proxy) from an address at its cap.
+    over_cap: bool = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        gate = self.gate
+        if gate is not None:
+            ticket = gate.enter()
+            if ticket is None:
+                self.refuse(503, b"The server is at its connection limit: try again in a moment.\n", linger=False)
+                return
+            self.ticket = ticket
+            peer = self.client[0] if self.client else None
+            # A trusted proxy's connections count by the address each request is forwarded for (at its head).
+            if peer is not None and not gate.forwards(peer) and not gate.admit(ticket, peer):
+                self.refuse(429, TOO_MANY, linger=gate.may_linger())
+                return
+        self._arm_head()
+
+    def _arm_head(self) -> None:
+        """Start the head's clock: ``head_seconds``, and up to half as much again at random, so that the
+        connections opened together (an attack of thousands) are not closed in one burst that holds every
+        table up (measured: 10,000 at once stalled the loop for 120 ms; spread, a ping's p99 stays low)."""
+        if self.head_timer is None:
+            delay = self.head_seconds * random.uniform(1.0, 1.5)
+            self.head_timer = self.loop.call_later(delay, self._head_late)
+
+    def _disarm_head(self) -> None:
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+            self.head_timer = None
+
+    def _head_late(self) -> None:
+        """The request's head did not arrive in time: answered 408 and closed (what was read of it is dropped)."""
+        self.head_timer = None
+        if self.transport.is_closing():
+            return
+        if self.gate is not None:
+            self.gate.note("head", self.client[0] if self.client else None)
+        else:
+            log.info("closing a connection whose request head did not arrive in time (408)")
+        self.refused = True
+        self.transport.write(_response(408, b"The request did not arrive in time.\n"))
+        self.transport.close()
+
+    def refuse(self, status: int, body: bytes, *, linger: bool) -> None:
+        """Answer ``status`` with ``body`` at once, whatever the client sends, and close. ``linger``: the
+        connection half-closes after the answer and reads on (dropping what it reads) for up to
+        ``REFUSED_LINGER`` seconds, so that the client reads the answer: a socket closed with a request
+        unread would be reset, and the reset destroys the answer in the client's kernel. Without it (the
+        budget is spent, or too many refused connections linger already) the socket is closed at once."""
+        self.refused = True
+        self._disarm_head()
+        transport = self.transport
+        transport.write(_response(status, body))
+        if not linger or not transport.can_write_eof():
+            transport.close()
+            return
+        transport.write_eof()
+        if self.gate is not None:
+            self.gate.lingering += 1
+        self.linger_timer = self.loop.call_later(REFUSED_LINGER, transport.abort)
+
+    def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return
+        # Between requests (the first, or after a response) the next byte starts the clock of a new head.
+        if self.head_timer is None and (self.cycle is None or self.cycle.response_complete):
+            self._arm_head()
+        super().data_received(data)
+
+    def on_headers_complete(self) -> None:
+        self._disarm_head()
+        self.over_cap = False
+        gate, ticket = self.gate, self.ticket
+        peer = self.client[0] if self.client else None
+        if gate is not None and ticket is not None and gate.forwards(peer):
+            forwarded = b", ".join(value for name, value in self.headers if name == b"x-forwarded-for")
+            address = gate.forwarded_address(peer, forwarded.decode("latin-1") if forwarded else None) or peer
+            if address is not None and not gate.admit(ticket, address):
+                self.over_cap = True
+        if self.over_cap and not self.parser.should_upgrade():
+            # uvicorn runs the app it finds on the protocol: this request gets the refusal instead.
+            app, self.app = self.app, _too_many
+            try:
+                super().on_headers_complete()
+            finally:
+                self.app = app
+            return
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        gate, ticket = self.gate, self.ticket
+        if gate is not None and ticket is not None and gate.forwards(self.client[0] if self.client else None):
+            gate.release(ticket)  # a proxy's connection counts toward the client of each request while it runs
 
     def handle_websocket_upgrade(self) -> None:
+        if self.over_cap:
+            self.refuse(429, TOO_MANY, linger=False)  # the whole request is read: nothing unread to reset
+            return
+        self._disarm_head()
         super().handle_websocket_upgrade()
+        # The connection (its place in the gate with it) is the WebSocket protocol's now.
+        protocol = self.transport.get_protocol()
+        if isinstance(protocol, CrispWebSocket):
+            protocol.gate, protocol.ticket = self.gate, self.ticket
+            self.ticket = None
         # Nothing of uvicorn's reads these after the upgrade: the WebSocket protocol has the transport, and this
         # object left the server's connections (its ``connection_lost`` and ``shutdown`` are never called).
         self.parser = None  # type: ignore[assignment]
@@ -376,7 +514,53 @@ class CrispHttp(HttpToolsProtocol):
         self.headers = []
         self.scope = None  # type: ignore[assignment]
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._disarm_head()
+        gate = self.gate
+        if self.linger_timer is not None:
+            self.linger_timer.cancel()
+            self.linger_timer = None
+            if gate is not None:
+                gate.lingering -= 1
+        if gate is not None and self.ticket is not None:
+            gate.leave(self.ticket)
+            self.ticket = None
+
+
+#: The body of a 429 refusal.
+TOO_MANY: Final = b"Too many connections from your address: close some, then try again.\n"
+#: How long a refused connection reads on (and drops what it reads) so that its client reads the answer.
+REFUSED_LINGER: Final = 1.0
+_REASONS: Final = {408: b"Request Timeout", 429: b"Too Many Requests", 503: b"Service Unavailable"}
+
+
+def _response(status: int, body: bytes) -> bytes:
+    """A whole HTTP/1.1 answer that closes the connection."""
+    return (
+        b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+        b"connection: close\r\nretry-after: 5\r\n\r\n%s" % (status, _REASONS[status], len(body), body)
+    )
+
+
+async def _too_many(scope: Any, receive: Any, send: Any) -> None:
+    """The answer to a request forwarded for an address at its cap (the proxy's connection closes after it)."""
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(TOO_MANY)).encode()),
+        (b"connection", b"close"),
+        (b"retry-after", b"5"),
+    ]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": TOO_MANY})
+
+
+def http_protocol(gate: Gate | None, head_seconds: float) -> type[CrispHttp]:
+    """The protocol class for uvicorn's ``http`` option, with the server's gate and head deadline."""
+    return type("CrispHttp", (CrispHttp,), {"gate": gate, "head_seconds": head_seconds})
+
 
 def websocket_protocol(close_seconds: float) -> type[CrispWebSocket]:
-    """The protocol class for uvicorn's ``ws`` option, with the server's settings."""
+    """The protocol class for uvicorn's ``ws`` option, with the server's settings (its gate comes with each
+    connection from :class:`CrispHttp`)."""
     return type("CrispWebSocket", (CrispWebSocket,), {"close_seconds": close_seconds})

@@ -50,10 +50,13 @@ def server_process(
     port: int | None = None,
     rigged: bool = False,
     log: Path | None = None,
+    *,
+    nofile: int | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Start ``crisp-server`` (its data in ``data_dir``) and wait for ``/healthz``; the base URL and the
     process. ``rigged``: the server deals the decks of ``CRISP_TEST_DECKS`` (see rigged_server.py).
-    ``log``: a file for its output (a pipe nobody reads would stop a server that logs much)."""
+    ``log``: a file for its output (a pipe nobody reads would stop a server that logs much). ``nofile``: its
+    descriptor limit (``RLIMIT_NOFILE``, soft and hard), as ``ulimit -n`` would set it."""
     port = port or free_port()
     full_env = {
         **os.environ,
@@ -64,6 +67,9 @@ def server_process(
     }
     command = [sys.executable, str(RIGGED)] if rigged else [sys.executable, "-m", "crisp_server", "serve"]
     out = log.open("wb") if log is not None else subprocess.PIPE
+    if nofile is not None:  # set in a small Python that then becomes the server (the same process)
+        limit = f"import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, {nofile})); "
+        command = [sys.executable, "-c", limit + "os.execv(sys.argv[1], sys.argv[1:])", *command]
     proc = subprocess.Popen(command, env=full_env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
