@@ -4,9 +4,12 @@ their players the server restarts; in a cluster, the node drains first (its room
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import faulthandler
 import logging
 import signal
+import sys
+from pathlib import Path
 from types import FrameType
 from typing import Any, Final
 
@@ -16,6 +19,7 @@ import uvloop
 from crisp_server import native
 from crisp_server.logs import configure
 from crisp_server.settings import Settings
+from crisp_server.store import backup
 from crisp_server.web.app import create_app
 from crisp_server.web.gate import Gate, raise_descriptor_limit
 from crisp_server.web.wsprotocol import http_protocol, websocket_protocol
@@ -67,6 +71,24 @@ class _Server(uvicorn.Server):
 
 
 def serve(settings: Settings) -> int:
+    """Run the server until it is stopped; 1 if another server (or a restore) holds its SQLite database."""
+    # One server per SQLite file: a second one would rebuild the same rooms, and a restore must not swap the
+    # file under a running one. The lock (``crisp.sqlite3.lock``) goes with the process, kill -9 included.
+    try:
+        database: Path | None = backup.sqlite_file(settings.resolved_database_url())
+    except backup.Refused:
+        database = None  # PostgreSQL (several nodes may share it), or in memory
+    with contextlib.ExitStack() as held:
+        if database is not None:
+            try:
+                held.enter_context(backup.holding(database))
+            except backup.InUse as exc:
+                print(f"crisp-server: {exc}", file=sys.stderr)
+                return 1
+        return _serve(settings)
+
+
+def _serve(settings: Settings) -> int:
     log_config = configure(settings.log_format, settings.log_level)
     # A fatal signal ends the process without a log line otherwise: SIGBUS when SQLite's shared-memory file
     # (crisp.sqlite3-shm, mapped into memory) can no longer be written, say. Then stderr says which signal,
