@@ -137,7 +137,9 @@ def check(path: Path, migrations: Path | None = None) -> str:
             except sqlite3.OperationalError:
                 revision = None
     except sqlite3.DatabaseError as exc:
-        raise Refused(f"{path} is not a SQLite database ({exc})") from None
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
+            raise Refused(f"{path} is not a SQLite database ({exc})") from None
+        raise Refused(f"{path} is damaged or cannot be read ({exc})") from None
     if revision is None:
         raise Refused(f"{path} is no Crisp database: it has no schema revision (table alembic_version)")
     known = ScriptDirectory.from_config(alembic_config("sqlite://", migrations))
