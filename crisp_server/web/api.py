@@ -22,6 +22,15 @@ class ApiError(_Body):
     detail: str = Field(examples=["no room with that code"])
 
 
+class NoRoom(ApiError):
+    """No open room has the code looked up; ``existed`` tells a room that closed from a code never used."""
+
+    existed: bool = Field(
+        description="a room had this code and has closed (its games may still be listed); false: no room "
+        "this server keeps had it"
+    )
+
+
 class Health(_Body):
     status: Literal["ok", "unavailable"] = Field(description="`ok` (200), or `unavailable` (503)")
     version: str
@@ -68,7 +77,7 @@ def _body(description: str, media_type: str, schema: dict[str, Any] | None = Non
 
 #: The answers of a route that looks a room up by its code (rate-limited per client address).
 ROOM_LOOKUP: Final[dict[int | str, dict[str, Any]]] = {
-    404: _error("There is no open room with that code."),
+    404: {"model": NoRoom, "description": "There is no open room with that code (`existed`: there was one)."},
     429: _error("Too many room look-ups from this address (CRISP_LOOKUP_BURST at once, then CRISP_LOOKUP_PER_MINUTE)."),
 }
 

@@ -144,6 +144,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     app.state.metrics = services.metrics
     for module in (operations, rooms, records, pages):
         app.include_router(module.router)
+    app.add_exception_handler(rooms.NoRoom, rooms.no_room)
 
     app.add_middleware(WebSocketAt, path="/ws", endpoint=Bridge(services).endpoint)
     app.add_middleware(HeadAsGet)

@@ -424,7 +424,8 @@ async function start() {
     try {
       const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout?.(3000) });
       if (response.ok) app.roomInfo = await response.json();
-      else if (response.status === 404) app.notice = t("roomGone");
+      // A room that closed (an old link), or a code no room had (a typo): the answer says which.
+      else if (response.status === 404) app.notice = t((await response.json()).existed ? "roomGone" : "noSuchRoom");
     } catch {
       /* offline or slow: the join will say so */
     }

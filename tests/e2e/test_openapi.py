@@ -163,4 +163,6 @@ async def test_the_look_up_limit_is_documented(tmp_path: Path) -> None:
             response = await http.get("/api/rooms/ACDEFG")
             statuses.append(response.status_code)
             assert_documented(app, "/api/rooms/{code}", response, code="ACDEFG")
+            if response.status_code == 404:
+                assert response.json() == {"detail": "no room with that code", "existed": False}
     assert statuses == [404, 404, 429]

@@ -7,7 +7,7 @@ from typing import Any
 
 import segno
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from crisp_server.rooms.phase import Phase
 from crisp_server.rooms.tokens import is_room_code, normalize_code
@@ -18,8 +18,22 @@ from crisp_server.web.services import Services, ServicesDep, client_address
 router = APIRouter()
 
 
+class NoRoom(HTTPException):
+    """No open room has the code: a 404 whose body also says whether a room had it (``api.NoRoom``)."""
+
+    def __init__(self, existed: bool) -> None:
+        super().__init__(404, "no room with that code")
+        self.existed = existed
+
+
+async def no_room(_request: Request, exc: Exception) -> JSONResponse:
+    """The answer to ``NoRoom`` (the app registers it)."""
+    assert isinstance(exc, NoRoom)
+    return JSONResponse({"detail": exc.detail, "existed": exc.existed}, status_code=404)
+
+
 async def find_room(services: Services, request: Request, code: str) -> RoomSummary:
-    """The room with ``code``, counted against the caller's look-ups (429 past them, 404 if none). In a
+    """The room with ``code``, counted against the caller's look-ups (429 past them, ``NoRoom`` if none). In a
     cluster, a room another node runs is read from the database (as of its last commit)."""
     if not services.limiter.allow(client_address(request)):
         raise HTTPException(429, "too many look-ups, try again in a minute")
@@ -27,11 +41,14 @@ async def find_room(services: Services, request: Request, code: str) -> RoomSumm
     room = services.registry.get(code)
     if room is not None:
         return RoomSummary(room.room_id, room.code, room.link, room.phase.value, [s.name for s in room.seats])
-    if services.registry.cluster is not None and services.store is not None and is_room_code(code):
-        found = await services.store.room_summary(code)
+    store = services.store
+    if services.registry.cluster is not None and store is not None and is_room_code(code):
+        found = await store.room_summary(code)
         if found is not None:
             return found
-    raise HTTPException(404, "no room with that code")
+    # A page opened from an old link says the room closed; one for a mistyped code, that there is none.
+    existed = store is not None and is_room_code(code) and await store.last_room_id(code) is not None
+    raise NoRoom(existed)
 
 
 @router.get("/api/rooms/{code}", response_model=api.RoomInfo, responses=api.ROOM_LOOKUP)
