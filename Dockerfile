@@ -13,7 +13,7 @@ RUN mkdir crisp_server && touch crisp_server/__init__.py \
     && /venv/bin/pip uninstall --yes crisp-server
 COPY crisp_server ./crisp_server
 RUN rm -rf build ./*.egg-info && /venv/bin/pip install --no-cache-dir --no-deps .
-# The engine and rooms compiled to C with mypyc (crisp_server/native.py; README "Compiled with mypyc"): a C
+# The engine and rooms compiled to C with mypyc (crisp_server/native.py; docs/development.md, "Compiled modules"): a C
 # compiler and Python's headers, and mypy in a venv of its own (the native extra), only in this stage. The
 # extensions are built from the sources in /src and copied next to the same sources in /venv.
 # hadolint ignore=DL3008

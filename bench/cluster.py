@@ -9,7 +9,7 @@ baseline; also through HAProxy, so that both see the same path) and against 1, 2
 turn, ``--repeat`` times (baseline, 1, 2, 3, baseline, 1, ...). Per run: actions/s, views/s, p50/p99 of the
 action-to-last-view latency, and the server CPU seconds per 1,000 actions (utime+stime from ``/proc`` of
 every node, summed, over the load test's measured window); then the medians, and each setup's CPU per
-action against the baseline's. The README's goal: the 1-node cluster within 10% of the baseline.
+action against the baseline's. The goal (docs/cluster.md, "Figures"): the 1-node cluster within 10% of the baseline.
 
 ``failover``: three nodes; ``--tables`` two-player games (``tests/cluster/games.py``: their seats reconnect
 and resume as the web client does) and ``--rooms`` load-test rooms of ``--players`` play for

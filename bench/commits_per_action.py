@@ -1,5 +1,5 @@
 """Group commits and rows written per accepted action on the nodes of a cluster, over a steady window of the
-load test through HAProxy (README, "Several nodes": how many nodes one PostgreSQL carries).
+load test through HAProxy (docs/cluster.md: how many nodes one PostgreSQL carries).
 
     CRISP_TEST_DATABASE_URL=postgresql+asyncpg://crisp:crisp@127.0.0.1:5432/crisp_test \\
         python bench/commits_per_action.py --nodes 1,3 --rooms 500

@@ -24,7 +24,7 @@ def _replay_file(path: str) -> dict[str, Any]:
 
 
 def cmd_replay(files: Sequence[str]) -> int:
-    """Replay each record; print results as RECORD_FORMAT.md says. Exit 2 if any file is malformed."""
+    """Replay each record; print results as docs/record-format.md says. Exit 2 if any file is malformed."""
     status = 0
     if len(files) == 1:
         try:

@@ -6,7 +6,7 @@ A :class:`Memory` is fed the same ``update`` (or ``snapshot``) objects a client 
 * for every seat and slot a :class:`SlotInfo`: the exact card when this seat knows it (its own peeks, a
   card taken from the public discard pile, a card it gave away with a Queen, a card drawn from a draw pile
   whose order it knows), else an upper bound on the value inferred from what the owner kept and threw away;
-* the discard pile, in order, so that when it is turned over (unshuffled, RULES.md) the new draw pile's
+* the discard pile, in order, so that when it is turned over (unshuffled, docs/rules.md) the new draw pile's
   order is known: every later draw from it is a known card;
 * its own drawn card, the caller, the totals.
 
@@ -335,7 +335,7 @@ class Memory:
         self._end_move(e["seat"])
 
     def _pile_turned(self, e: Mapping[str, Any]) -> None:
-        # RULES.md: turned over without shuffling, the card discarded first becomes the top.
+        # docs/rules.md: turned over without shuffling, the card discarded first becomes the top.
         self.known_pile = self.discard[::-1] if len(self.discard) == e["cards"] else None
         self.discard = []
 

@@ -1,4 +1,4 @@
-"""The rules of Crisp as one state and its transitions (see ``RULES.md``).
+"""The rules of Crisp as one state and its transitions (see ``docs/rules.md``).
 
 :class:`Game` holds a whole game: options, seats, the rounds played so far and the totals. Time is an
 input: every instant is in milliseconds since the current round's first move could start (the peek
@@ -91,7 +91,7 @@ class Options:
 
 @dataclass(frozen=True, slots=True)
 class Reveal:
-    """A card shown privately to a player (``RECORD_FORMAT.md``: ``reveals``)."""
+    """A card shown privately to a player (``docs/record-format.md``: ``reveals``)."""
 
     card: str
     slot: Slot

@@ -1,4 +1,4 @@
-"""Game records, ``crisp-record/1`` (``RECORD_FORMAT.md``): read, write and replay.
+"""Game records, ``crisp-record/1`` (``docs/record-format.md``): read, write and replay.
 
 A record holds everything needed to replay a game exactly: options, seats, each round's deck and
 every action with its instant. :func:`parse_record` checks a document and turns it into typed values,
@@ -344,7 +344,7 @@ def replay_game(record: Record) -> tuple[Game, list[dict[str, Any]]]:
 
 
 def replay(record: Record) -> dict[str, Any]:
-    """The result object of ``RECORD_FORMAT.md`` for ``record``."""
+    """The result object of ``docs/record-format.md`` for ``record``."""
     game, rejected = replay_game(record)
     rounds: list[dict[str, Any]] = []
     running = [0] * game.seats

@@ -1,6 +1,6 @@
 """Why an action is refused: stable codes with a message fit to show a player.
 
-The order of :class:`Code` is the precedence of ``RECORD_FORMAT.md``: where several apply, the
+The order of :class:`Code` is the precedence of ``docs/record-format.md``: where several apply, the
 first one listed wins. A refused action changes nothing.
 """
 

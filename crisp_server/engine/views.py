@@ -1,7 +1,7 @@
 """What one seat (or a spectator) may know now: a pure function of the game.
 
 A view has two parts. ``table`` is the same for everyone at the table: it holds only public facts
-(RULES.md, "Not in the rules"), so it is built once per state and shared. ``you`` is the little that
+(docs/rules.md, "Not in the rules"), so it is built once per state and shared. ``you`` is the little that
 is private to one seat: the card it has drawn from the draw pile and what it may do with it. A seat's
 own face-down values are never in its view (Crisp is a memory game: they are shown once, as
 ``CardShown`` events addressed to that seat alone); at the round's end every hand is public.

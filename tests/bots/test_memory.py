@@ -1,5 +1,5 @@
 """A bot's memory holds only true facts: every card it places exactly is there, and after the discard pile
-is turned over it knows the draw pile's order (RULES.md: turned over without shuffling)."""
+is turned over it knows the draw pile's order (docs/rules.md: turned over without shuffling)."""
 
 from __future__ import annotations
 

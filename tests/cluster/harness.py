@@ -212,7 +212,7 @@ class Cluster:
             # Every test client comes from 127.0.0.1 (HAProxy forwards it): no look-up limit for the tests.
             "CRISP_LOOKUP_BURST": "100000",
             "CRISP_LOOKUP_PER_MINUTE": "100000",
-            # Behind HAProxy, as the README's "Behind a reverse proxy" says (HAProxy is on loopback).
+            # Behind HAProxy, as docs/hosting.md's "Behind a reverse proxy" says (HAProxy is on loopback).
             "CRISP_PROXY_HEADERS": "true",
             "CRISP_FORWARDED_ALLOW_IPS": "127.0.0.1",
             "CRISP_LOG_LEVEL": "info",

@@ -1,6 +1,6 @@
 """Who may know which card: a model the tests keep beside the engine to catch leaks.
 
-The model is built from the rules (RULES.md, "Not in the rules") and the engine's ground truth (hands,
+The model is built from the rules (docs/rules.md, "Not in the rules") and the engine's ground truth (hands,
 piles, the drawn card) after each transition; it never reads ``views.py`` or the events' contents, so a
 card that an event or a view shows but the model does not allow is a leak. A seat may know:
 
@@ -39,7 +39,7 @@ from crisp_server.engine import (
 from crisp_server.engine.views import seat_view, table_view
 
 _QUOTED_CODE: Final = re.compile(r'"([A2-9TJQK][SHDC])"')
-#: The slots whose card a player looks at when it lands there (RULES.md: deal and Queen).
+#: The slots whose card a player looks at when it lands there (docs/rules.md: deal and Queen).
 LOOKED_AT: Final = (Slot.LEFT, Slot.RIGHT)
 
 
@@ -52,7 +52,7 @@ def card_codes(message: object) -> set[str]:
 
 
 def dealt_hands(deck: Sequence[str], players: int, dealer: int) -> list[tuple[str, str, str]]:
-    """The hands RULES.md deals from ``deck``: three passes (left, middle, right), left of the dealer first."""
+    """The hands docs/rules.md deals from ``deck``: three passes (left, middle, right), left of the dealer first."""
     hands: list[list[str]] = [[] for _ in range(players)]
     i = 0
     for _slot in Slot:
@@ -137,7 +137,7 @@ class Knowledge:
         if untouched >= 0:
             assert r.draw_pile == self._dealt_pile[:untouched], "the draw pile is not what is left of the deal"
         else:
-            # Turned over (RULES.md: only once empty): every card in it lay face up on the discard pile,
+            # Turned over (docs/rules.md: only once empty): every card in it lay face up on the discard pile,
             # perhaps only in the middle of a chain of time-outs, between two looks of this model.
             self.public.update(r.draw_pile)
         if r.ended:

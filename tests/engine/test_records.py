@@ -75,7 +75,7 @@ MALFORMED_RESUMES = [
 
 @pytest.mark.parametrize(("resumes", "where"), MALFORMED_RESUMES)
 def test_a_resume_that_breaks_the_format_is_malformed(tmp_path: Path, resumes: object, where: str) -> None:
-    """RECORD_FORMAT.md: entries in order, `after` at most the number of actions, `at` between the actions
+    """docs/record-format.md: entries in order, `after` at most the number of actions, `at` between the actions
     around it (and not after `end_at`); a record that breaks these rules is malformed (exit 2, one line)."""
     record = json.loads((RECORDS / "restart-resumes.json").read_text())
     record["rounds"][0]["resumes"] = resumes

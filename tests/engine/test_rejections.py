@@ -1,4 +1,4 @@
-"""Every rejection code of ``RECORD_FORMAT.md``, and which code wins where several apply.
+"""Every rejection code of ``docs/record-format.md``, and which code wins where several apply.
 
 Each case plays legal actions up to a known state, then tries one action the rules forbid there. The
 action must raise :class:`Rejected` with the expected code (a ``ValueError`` with a message fit to show)
@@ -321,7 +321,7 @@ def test_the_table_covers_every_code() -> None:
 
 
 def test_codes_are_listed_in_the_precedence_of_the_record_format() -> None:
-    # RECORD_FORMAT.md: "Where several codes apply, the first in this list wins".
+    # docs/record-format.md: "Where several codes apply, the first in this list wins".
     assert [c.value for c in Code] == [
         "round_over",
         "not_your_turn",

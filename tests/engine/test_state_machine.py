@@ -2,7 +2,7 @@
 
 After every step: the 52 cards are each in one place, nobody is shown a card they may not know (see
 ``knowledge.py``), clocks and totals only move the way the rules say, and ``next_deadline`` lies ahead.
-A rejected action must change nothing and carry the code RECORD_FORMAT.md's precedence table gives.
+A rejected action must change nothing and carry the code docs/record-format.md's precedence table gives.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def face_cards_on_top(deck: list[str], players: int) -> list[str]:
 
 
 def expected_rejection(game: Game, action: Action) -> Code | None:
-    """The code RECORD_FORMAT.md gives for ``action`` now (the first rule it breaks), or ``None``.
+    """The code docs/record-format.md gives for ``action`` now (the first rule it breaks), or ``None``.
 
     Written from the format's table, not from the engine: only the state (whose move, what is drawn,
     the clock) is read from the game.
@@ -101,7 +101,7 @@ def expected_rejection(game: Game, action: Action) -> Code | None:
 
 
 def expected_points(r: Round) -> list[int]:
-    """RULES.md, Score: hand sums, and the caller's -5 when alone lowest, +5 otherwise."""
+    """docs/rules.md, Score: hand sums, and the caller's -5 when alone lowest, +5 otherwise."""
     sums = [hand_sum(hand) for hand in r.hands]
     points = list(sums)
     if r.caller is not None:
@@ -306,7 +306,7 @@ class CrispGame(RuleBasedStateMachine):
         assert legal or isinstance(action, TimeOut), f"{action} was accepted but is not in legal_actions"
         assert r.now == now, "an action does not move the clock"
         if isinstance(action, CallCrisp):
-            # RULES.md: the call ends the window, and the next player may draw at once.
+            # docs/rules.md: the call ends the window, and the next player may draw at once.
             assert r.caller == action.seat
             assert not game.can_call_crisp(action.seat)
             assert r.drawn is not None or any(isinstance(a, Draw) for a in game.legal_actions(r.turn))
@@ -316,7 +316,7 @@ class CrispGame(RuleBasedStateMachine):
         self.knowledge.check_views(game)
 
     def _after_transition(self, totals_before: list[int], was_running: bool, events: list[Event]) -> None:
-        """Totals change only when a round ends, and then by the round's points as RULES.md scores them."""
+        """Totals change only when a round ends, and then by the round's points as docs/rules.md scores them."""
         game, r = self.game, self.current
         for e in events:  # coverage notes for --hypothesis-show-statistics
             event(e.kind)

@@ -1,4 +1,4 @@
-"""Every timing boundary of ``RULES.md`` at its exact instant: the crisp window, the two-second draw block,
+"""Every timing boundary of ``docs/rules.md`` at its exact instant: the crisp window, the two-second draw block,
 the turn clock, King chains under a clock, time-outs and their chains, the pile flip, ``next_deadline``.
 
 Unless a test says otherwise the table is three players, dealer 0, so the turn order is seat 1, seat 2,

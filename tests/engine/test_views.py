@@ -1,4 +1,4 @@
-"""Per-seat views: what each seat, and a spectator, is told about a round (RULES.md, "Not in the rules").
+"""Per-seat views: what each seat, and a spectator, is told about a round (docs/rules.md, "Not in the rules").
 
 Scenario tests on stacked decks, plus a brute-force check that ``you.can`` lists exactly what ``apply``
 accepts. ``knowledge.card_codes`` (the leak detector the property tests use) is tested here too.

@@ -1,7 +1,7 @@
 """Check what one member of a room was sent against the rules, card by card.
 
 Each round's deck is revealed at its end (``deck_revealed``), and its commitment was sent at the deal. With
-the deck, the public events say where every card went: the deal (RULES.md: three passes, left of the dealer
+the deck, the public events say where every card went: the deal (docs/rules.md: three passes, left of the dealer
 first), the draw pile in deck order, the discard pile, swaps and Queen exchanges, the pile turned over
 unshuffled. The audit follows them and checks every message against that: the table's piles, the drawn
 card's origin, ``you.drawn_card``, the private ``card_shown`` events, the revealed hands, sums, points,

@@ -63,7 +63,7 @@ def card_codes(message: object) -> set[str]:
 
 
 def dealt_hands(deck: Sequence[str], players: int, dealer: int) -> list[list[str]]:
-    """The hands RULES.md deals: three passes (left, middle, right), each from the seat left of the dealer."""
+    """The hands docs/rules.md deals: three passes (left, middle, right), each from the seat left of the dealer."""
     hands: list[list[str]] = [[] for _ in range(players)]
     i = 0
     for _slot in SLOTS:

@@ -1,7 +1,7 @@
 """No message tells anyone a card they may not know: random games of 2 to 8 bots and a spectator.
 
 Every message every seat and every spectator received is checked, in order, against what that recipient
-has legitimately seen so far (RULES.md, "Not in the rules"): the cards shown to it alone (``card_shown``,
+has legitimately seen so far (docs/rules.md, "Not in the rules"): the cards shown to it alone (``card_shown``,
 ``you.drawn_card`` for the drawer), the public discards (the discard pile, swaps, discards, Jacks, Queens,
 Kings, time-outs), and at a round's end every hand and the deck. A card code anywhere else is a leak.
 Fields that repeat a public card (taken from the discard pile) must name one already seen.
