@@ -374,8 +374,8 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
 class CrispHttp(HttpToolsProtocol):
     """uvicorn's ``httptools`` HTTP protocol, with two changes.
 
-    1. It lets go of its request parser once it has handed a connection over to the WebSocket protocol (issue
-       19). The parser refers back to the protocol object (it holds its callbacks): a cycle, which only the
+    1. It lets go of its request parser once it has handed a connection over to the WebSocket protocol. The
+       parser refers back to the protocol object (it holds its callbacks): a cycle, which only the
        cyclic collector frees, and the server runs that once per retention sweep (``crisp_server/collector.py``).
        So the handed-over object, its parser, the request's headers and scope and an empty pipeline stayed,
        about 3 KB per WebSocket opened since the last sweep. Without the parser, reference counting frees them

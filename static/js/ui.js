@@ -149,9 +149,8 @@ export async function confirmLeave() {
   const seated = s && s.you.seat !== null;
   const inGame = s && s.room.phase !== "lobby";
   let detail = null;
-  if (!seated) detail = null;
-  else if (!inGame) detail = t("leaveLobbyDetail");
-  else detail = s.room.options.stand_in ? t("leaveStandInDetail") : t("leaveTimeoutDetail");
+  if (seated && !inGame) detail = t("leaveLobbyDetail");
+  else if (seated) detail = s.room.options.stand_in ? t("leaveStandInDetail") : t("leaveTimeoutDetail");
   if (await confirmDialog(seated ? t("leaveConfirm") : t("stopWatchingConfirm"), detail, t("leave"))) actions.send({ type: "leave" });
 }
 

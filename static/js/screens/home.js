@@ -80,9 +80,8 @@ function watchRoom(code) {
 }
 
 /** The linked room first: join it, take your seat back, or watch it once it has started or is full. */
-function linkCard(code) {
+function linkCard(code, mine) {
   const room = linkedRoom(code);
-  const mine = loadSessions().find((s) => s.room === code);
   const busy = app.busy;
   let body;
   if (mine) {
@@ -234,8 +233,8 @@ function practiceCard() {
 }
 
 /** The other rooms this device holds a seat in: back to the table, or the seat taken back after Leave. */
-function yourRooms(code) {
-  const sessions = loadSessions().filter((s) => s.room !== code);
+function yourRooms(code, held) {
+  const sessions = held.filter((s) => s.room !== code);
   if (!sessions.length || app.notice) return null;
   return h(
     "div",
@@ -267,6 +266,9 @@ function yourRooms(code) {
 
 export function homeScreen() {
   const code = app.joinCode;
+  // The seats this device holds, read once per drawing (a followed room draws this screen on every update).
+  const held = loadSessions();
+  const mine = code ? (held.find((s) => s.room === code) ?? null) : null;
   return h(
     "section",
     { class: `screen home${code ? " with-link" : ""}` },
@@ -274,9 +276,9 @@ export function homeScreen() {
     h("header", { class: "hero" }, h("h1", { class: "logo" }, "Crisp"), h("p", { class: "tagline" }, t("tagline"))),
     app.notice ? h("p", { class: "notice", role: "alert" }, app.notice) : null,
     goneGamesPanel(),
-    yourRooms(code),
+    yourRooms(code, held),
     // A seat this device holds in the linked room needs no name: the way back comes first.
-    code && loadSessions().some((s) => s.room === code) ? [linkCard(code), nameCard()] : [nameCard(), code ? linkCard(code) : null],
+    mine ? [linkCard(code, mine), nameCard()] : [nameCard(), code ? linkCard(code, null) : null],
     practiceCard(),
     friendsCard(code),
   );
