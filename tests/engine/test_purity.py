@@ -1,4 +1,4 @@
-"""The engine is pure (STYLE.md, "What we take from them", 1): it imports only a few standard-library
+"""The engine is pure (docs/development.md): it imports only a few standard-library
 modules and its own files, and does no I/O. This reads the engine's source; it does not import it."""
 
 from __future__ import annotations
