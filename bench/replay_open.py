@@ -10,7 +10,8 @@ database read before it is not counted (one indexed read of the game's rows).
 
     python bench/replay_open.py [--games 10] [--seed 1] [--no-gzip]
 
-It prints the median, p95 and max in ms over every game and point of view, and the steps and body sizes.
+It prints the median, p95 and max in ms over every game and point of view (wall time, and the CPU time of
+the building thread, which a busy machine does not inflate), and the games' actions and body sizes.
 The goal (issue 34) is 300 ms at most for any finished game of up to 8 players and 150 points.
 """
 
@@ -42,6 +43,7 @@ def main() -> int:
     parser.add_argument("--no-gzip", action="store_true", help="leave the compression out")
     args = parser.parse_args()
     times: list[float] = []
+    cpu_times: list[float] = []
     steps: list[int] = []
     sizes: list[int] = []
     for g in range(args.games):
@@ -49,12 +51,11 @@ def main() -> int:
         document = record_to_dict(record)
         steps.append(sum(len(r.actions) for r in record.rounds))
         for seat in [None, *range(8)]:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             body = replay_body(document, seat, game_id="bench", gzipped=not args.no_gzip)
             times.append((time.perf_counter() - start) * 1000)
+            cpu_times.append((time.thread_time() - cpu) * 1000)
             sizes.append(len(body))
-    times.sort()
-    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
     load = os.getloadavg()
     print(f"engine {native.mode()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(
@@ -62,8 +63,15 @@ def main() -> int:
         f"{len(times)} replays built ({'gzip' if not args.no_gzip else 'plain JSON'}), "
         f"{min(sizes) // 1024}-{max(sizes) // 1024} KiB"
     )
-    print(f"median {statistics.median(times):.1f} ms, p95 {p95:.1f} ms, max {times[-1]:.1f} ms (goal <= {GOAL_MS} ms)")
-    return 0 if times[-1] <= GOAL_MS else 1
+    print(f"wall: {_summary(times)} (goal <= {GOAL_MS} ms)")
+    print(f"CPU:  {_summary(cpu_times)} (this thread's own time: what a loaded machine adds is waiting)")
+    return 0 if max(times) <= GOAL_MS else 1
+
+
+def _summary(values: list[float]) -> str:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"median {statistics.median(ordered):.1f} ms, p95 {p95:.1f} ms, max {ordered[-1]:.1f} ms"
 
 
 if __name__ == "__main__":
