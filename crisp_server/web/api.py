@@ -158,6 +158,7 @@ GAME_REPLAY: Final[dict[int | str, dict[str, Any]]] = {
 }
 
 GAME_PUBLIC: Final[dict[int | str, dict[str, Any]]] = {
+    400: _error("The body is not JSON."),
     403: _error("The bearer token is missing or is not the seat of the game's host."),
     404: _error("There is no game with that id."),
 }

@@ -30,9 +30,9 @@ from tests.openapi import assert_documented
 SCHEMATHESIS = [sys.executable, "-c", "import sys; from schemathesis.cli import schemathesis; sys.exit(schemathesis())"]
 
 
-async def play_a_game(ws: str) -> tuple[str, str, str]:
-    """A room with one finished game and a rematch under way; its code, the finished game's id, and a
-    player's token."""
+async def play_a_game(ws: str) -> tuple[str, str, str, str]:
+    """A room with one finished game and a rematch under way; its code, the finished game's id, a player's
+    token and the host's."""
     async with CrispClient.connect(ws) as ana, CrispClient.connect(ws) as ben:
         code = await two_player_game(ana, ben)
         # The moves of tests/e2e/test_restart.py's game, without the restart: two rounds, Ben wins.
@@ -62,10 +62,11 @@ async def play_a_game(ws: str) -> tuple[str, str, str]:
         await settle(ana, ben)
         assert ana.phase == "peek"
         assert ben.token is not None
-        token = ben.token
+        assert ana.token is not None
+        token, host = ben.token, ana.token
     async with httpx.AsyncClient() as http:
         games = (await http.get(ws.replace("ws://", "http://").removesuffix("/ws") + f"/api/rooms/{code}/games")).json()
-    return code, games[0]["id"], token
+    return code, games[0]["id"], token, host
 
 
 def config(rooms: list[str], games: list[str], tokens: list[str]) -> str:
@@ -108,11 +109,11 @@ async def test_schemathesis_finds_nothing_undocumented(tmp_path: Path) -> None:
     }
     with server_process(tmp_path / "data", env, rigged=True) as (base, _proc):
         ws = base.replace("http", "ws") + "/ws"
-        code, game_id, token = await play_a_game(ws)
+        code, game_id, token, host = await play_a_game(ws)
         async with CrispClient.connect(ws) as carl:
             lobby = await carl.create("Carl")
             (tmp_path / "schemathesis.toml").write_text(
-                config([code, lobby, code.lower()], [game_id], [f"Bearer {token}", "Bearer nobody"])
+                config([code, lobby, code.lower()], [game_id], [f"Bearer {token}", f"Bearer {host}", "Bearer nobody"])
             )
             har_path = tmp_path / "run.har"
             run = subprocess.run(
@@ -152,6 +153,9 @@ async def test_schemathesis_finds_nothing_undocumented(tmp_path: Path) -> None:
     record = f"/api/games/{game_id}/record"
     assert answered(har, record, 200) > 0
     assert answered(har, record, 403) > 0
+    replay = f"/api/games/{game_id}/replay"
+    assert answered(har, replay, 200) > 0
+    assert answered(har, replay, 403) + answered(har, replay, 404) > 0  # 403 unless the fuzzing made it public
 
 
 async def test_the_look_up_limit_is_documented(tmp_path: Path) -> None:

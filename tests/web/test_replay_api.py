@@ -189,6 +189,14 @@ async def test_the_host_alone_makes_a_replay_public_and_then_no_token_is_needed(
         # The record download stays the players' own.
         assert (await http.get(f"/api/games/{done.game_id}/record")).status_code == 403
 
+        for method in ("GET", "POST", "OPTIONS", "DELETE"):
+            other = await http.request(method, url, headers=bearer(done.tokens[1]))
+            assert (other.status_code, other.headers["allow"]) == (405, "PUT")
+        garbage = await http.put(
+            url, content=b"=\x0c\xff", headers={**bearer(done.tokens[1]), "content-type": "application/json"}
+        )
+        assert garbage.status_code in (400, 422)
+
         back = await http.put(url, json={"public": False}, headers=bearer(done.tokens[1]))
         assert (back.status_code, back.json()) == (200, {"public": False})
         assert (await http.get(f"/api/games/{done.game_id}/replay")).status_code == 403

@@ -8,7 +8,7 @@ import functools
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from crisp_server.replays import NoSuchSeat, replay_body
 from crisp_server.rooms.tokens import token_matches
@@ -117,3 +117,14 @@ async def set_public(
     if not await store.set_public(game_id, body.public):
         raise HTTPException(404, "no game with that id")
     return api.PublicReplay(public=body.public)
+
+
+@router.api_route(
+    "/api/games/{game_id}/public",
+    methods=["GET", "HEAD", "POST", "DELETE", "PATCH", "OPTIONS"],
+    include_in_schema=False,
+)
+async def public_other_methods() -> Response:
+    """Any other method on the switch: 405 naming the one it takes (else the client's files, mounted at ``/``,
+    would answer for the path and name theirs)."""
+    return PlainTextResponse("Method Not Allowed", 405, headers={"Allow": "PUT"})
