@@ -10,7 +10,7 @@ A rule break in a record is not malformed: it is listed as rejected, and the rep
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -313,7 +313,7 @@ def _round_result(game: Game, r: Round, totals: Sequence[int] | None) -> dict[st
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Step:
     """One step of a replay (:func:`replay_steps`): what happened and the events it caused; ``game`` is the
     game as it stands after the step (the same object throughout: read it before taking the next step).
@@ -321,7 +321,8 @@ class Step:
     ``kind``: ``deal`` (a round was dealt), ``action`` (``action``, the record's ``index``-th of the round,
     applied or ``rejected`` with that code), ``clock`` (the clock advanced to ``at`` and crisp windows closed
     or move clocks ran out on the way), ``resume`` (a server restart, ``Game.resume``) or ``end`` (the round
-    ended at ``at``: its ``RoundEnded`` event, and ``GameEnded`` after the last round)."""
+    ended at ``at``: its ``RoundEnded`` event, and ``GameEnded`` after the last round). Not frozen: one is
+    made for every action of every game a room rebuilds, and a frozen dataclass sets each field the slow way."""
 
     kind: str
     round: int
@@ -348,54 +349,74 @@ def replay_steps(record: Record, game: Game | None = None) -> Iterator[Step]:
         if game.rounds and not game.rounds[-1].ended:
             raise MalformedRecord(f"rounds[{k}]: round {k - 1} did not end")
         yield Step("deal", k, 0, game.start_round(rr.deck), game)
-        carry: list[Event] = []
-        resumes = iter(rr.resumes)
-        pending = next(resumes, None)
-        for i in range(len(rr.actions) + 1):
-            while pending is not None and pending.after == i:
-                carry = yield from _advance(game, k, pending.at, carry)
-                yield from _split(Step("resume", k, pending.at, carry + game.resume(), game))
+        r = game.rounds[k]
+        carry: list[Event] = []  # events of the clock still to show (a move's clock starting)
+        resumes = rr.resumes
+        next_resume = 0
+        actions = rr.actions
+        for i in range(len(actions) + 1):
+            while next_resume < len(resumes) and resumes[next_resume].after == i:
+                at = resumes[next_resume].at
+                next_resume += 1
+                was_over = r.ended
+                carry = _joined(carry, game.advance(at))
+                if _shows(carry):
+                    yield from _ending(Step("clock", k, at, carry, game), r, was_over)
+                    carry = []
+                was_over = r.ended
+                yield from _ending(Step("resume", k, at, _joined(carry, game.resume()), game), r, was_over)
                 carry = []
-                pending = next(resumes, None)
-            if i == len(rr.actions):
+            if i == len(actions):
                 break
-            timed = rr.actions[i]
-            carry = yield from _advance(game, k, timed.at, carry)
+            timed = actions[i]
+            was_over = r.ended
+            carry = _joined(carry, game.advance(timed.at))
+            if _shows(carry):
+                yield from _ending(Step("clock", k, timed.at, carry, game), r, was_over)
+                carry = []
+            was_over = r.ended
             try:
                 events = game.apply(timed.action)
-            except Rejected as r:
-                yield Step("action", k, timed.at, carry, game, timed, i, r.code.value)
+            except Rejected as rejected:
+                yield Step("action", k, timed.at, carry, game, timed, i, rejected.code.value)
             else:
-                yield from _split(Step("action", k, timed.at, carry + events, game, timed, i))
+                yield from _ending(Step("action", k, timed.at, _joined(carry, events), game, timed, i), r, was_over)
             carry = []
         if rr.end_at is not None:
-            carry = yield from _advance(game, k, rr.end_at, carry)
+            was_over = r.ended
+            carry = _joined(carry, game.advance(rr.end_at))
+            if _shows(carry):
+                yield from _ending(Step("clock", k, rr.end_at, carry, game), r, was_over)
+                carry = []
         if carry:  # a round cut short (a game still running): its last move's clock started
-            yield Step("clock", k, game.rounds[k].now, carry, game)
+            yield Step("clock", k, r.now, carry, game)
 
 
-def _advance(game: Game, k: int, at: int, carry: list[Event]) -> Generator[Step, None, list[Event]]:
-    """Advance ``game`` to ``at``: a ``clock`` step (and the ``end``) if a window closed or a move timed out;
-    the events still to show with the next step."""
-    events = carry + game.advance(at)
-    if all(isinstance(e, MoveStarted) for e in events):
-        return events
-    yield from _split(Step("clock", k, at, events, game))
-    return []
+def _joined(first: list[Event], then: list[Event]) -> list[Event]:
+    """Both lists' events in order (one of them as it is when the other is empty: the usual case)."""
+    return first + then if first and then else first or then
 
 
-def _split(step: Step) -> Iterator[Step]:
-    """``step``, and after it an ``end`` step with the events of the round's end if it has them."""
+def _shows(events: list[Event]) -> bool:
+    """Whether ``events`` make a step of their own: anything but a move's clock starting."""
+    for e in events:  # noqa: SIM110 (a loop, not ``any``: no generator for each action replayed)
+        if not isinstance(e, MoveStarted):
+            return True
+    return False
+
+
+def _ending(step: Step, r: Round, was_over: bool) -> list[Step]:
+    """``step``; if its transition ended the round ``r``, the round's end events moved to an ``end`` step
+    after it."""
+    if was_over or not r.ended:
+        return [step]
     rest: list[Event] = []
     end: list[Event] = []
     for e in step.events:
         (end if isinstance(e, RoundEnded | GameEnded) else rest).append(e)
-    if not end:
-        yield step
-        return
-    yield Step(step.kind, step.round, step.at, rest, step.game, step.action, step.index, step.rejected)
-    r = step.game.rounds[step.round]
-    yield Step("end", step.round, r.end_at if r.end_at is not None else step.at, end, step.game)
+    step.events = rest
+    assert r.end_at is not None
+    return [step, Step("end", step.round, r.end_at, end, step.game)]
 
 
 def replay_game(record: Record) -> tuple[Game, list[dict[str, Any]]]:
