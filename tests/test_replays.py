@@ -58,15 +58,19 @@ OPTIONS = [
 ]
 
 
-def random_record(players: int, options: Options, rng: random.Random, style: Style) -> tuple[Game, Record]:
-    """A whole game of random players, with the odd server restart (``Game.resume``) between two actions."""
+def random_record(
+    players: int, options: Options, rng: random.Random, style: Style, played: list[Event] | None = None
+) -> tuple[Game, Record]:
+    """A whole game of random players, with the odd server restart (``Game.resume``) between two actions;
+    every event of the game as it was played goes to ``played``."""
+    events: list[Event] = [] if played is None else played
     names = tuple(f"P{i}" for i in range(players))
     first_dealer = rng.randrange(players)
     game = Game(names, options, first_dealer)
     record = Record(options, names, first_dealer, [])
     while not game.game_over:
         deck = shuffled_deck(rng)
-        game.start_round(deck)
+        events += game.start_round(deck)
         rr = RecordRound(tuple(deck))
         record.rounds.append(rr)
         r = game.round
@@ -76,12 +80,12 @@ def random_record(players: int, options: Options, rng: random.Random, style: Sty
             assert len(rr.actions) < 5000
             if rng.random() < 0.015:
                 now += rng.choice((0, 10, 2500, 40_000))
-                game.advance(now)
-                game.resume()
+                events += game.advance(now)
+                events += game.resume()
                 rr.resumes.append(Resume(len(rr.actions), now))
                 continue
             at, action = next_action(game, now, rng, style)
-            game.act(action, at)
+            events += game.act(action, at)[0]
             rr.actions.append(Timed(at, action))
             now = at
         assert r.end_at is not None
@@ -157,8 +161,10 @@ class Sight:
             self.held = [None] * self.n
 
 
-def check_game(record: Record, final: Game | None, tally: Counter[str]) -> None:
-    """Every step of every point of view of ``record`` (``final``: the game as played, to compare the end)."""
+def check_game(record: Record, final: Game | None, tally: Counter[str], played: list[Event] | None = None) -> None:
+    """Every step of every point of view of ``record`` (``final``: the game as played, to compare the end;
+    ``played``: its events, each of which must be in exactly one step, in order)."""
+    replayed: list[Event] = []
     n = len(record.players)
     views: dict[int | None, dict[str, Any]] = {
         seat: build_replay(record, seat, game_id="g", host=0) for seat in [None, *range(n)]
@@ -168,6 +174,7 @@ def check_game(record: Record, final: Game | None, tally: Counter[str]) -> None:
     for index, step in enumerate(replay_steps(record, truth)):
         r = truth.round
         assert r is not None
+        replayed += step.events
         for e in step.events:
             sight.take(e)
             tally[e.kind] += 1
@@ -215,6 +222,8 @@ def check_game(record: Record, final: Game | None, tally: Counter[str]) -> None:
             allowed = sight.seen[v] | ({c for h in true_hands for c in h} if r.ended else set())
             assert card_codes(mine) <= allowed, (index, v, card_codes(mine) - allowed)
     assert len(views[None]["steps"]) == index + 1
+    if played is not None:
+        assert replayed == played
     if final is not None:
         assert truth.totals == final.totals
         assert replay_game(record)[0].totals == final.totals
@@ -225,8 +234,9 @@ def test_every_step_of_every_point_of_view_shows_only_what_the_seat_knew(players
     tally: Counter[str] = Counter()
     for k, options in enumerate(OPTIONS):
         rng = random.Random(f"replay {players} {k}")
-        final, record = random_record(players, options, rng, PATIENT if k % 2 else HASTY)
-        check_game(record, final, tally)
+        played: list[Event] = []
+        final, record = random_record(players, options, rng, PATIENT if k % 2 else HASTY, played)
+        check_game(record, final, tally, played)
     # The games went through everything a replay must show.
     for kind in ("deal", "action", "clock", "resume", "end", "rejected", "known_own", "known_other"):
         assert tally[kind] > 0, kind
