@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 
 from .bots import LEVELS, Bot, Message
-from .engine import FULL_DECK, Action, Event, Game, Options, Rejected, TimeOut, event_to_dict, visible_to
-from .engine.views import private_view, table_view
+from .engine import FULL_DECK, Action, Event, Game, Options, Rejected, TimeOut, event_to_dict
+from .engine.views import seat_update, table_view
 from .protocol import ACTION_MESSAGES, BadMessage, parse_inbound, to_action
 
 #: 95 % of a normal distribution lies within this many standard deviations of the mean.
@@ -153,12 +153,7 @@ class _Table:
         table = table_view(game)
         dicts = [event_to_dict(e) for e in events]
         for seat, bot in enumerate(self.bots):
-            update = {
-                "type": "update",
-                "table": table,
-                "you": private_view(game, seat),
-                "events": [d for e, d in zip(events, dicts, strict=True) if visible_to(e, seat)],
-            }
+            update = seat_update(game, seat, events, dicts, table)
             if self.on_feed is not None:
                 self.on_feed(game, seat, update)
             bot.observe(update)

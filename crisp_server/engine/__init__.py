@@ -25,6 +25,7 @@ from .record import (
     Record,
     RecordRound,
     Resume,
+    Step,
     Timed,
     dumps_record,
     loads_record,
@@ -32,6 +33,7 @@ from .record import (
     record_to_dict,
     replay,
     replay_game,
+    replay_steps,
 )
 from .rejections import Code, Rejected, message
 
@@ -60,6 +62,7 @@ __all__ = [
     "Round",
     "Slot",
     "Source",
+    "Step",
     "Swap",
     "TimeOut",
     "Timed",
@@ -78,6 +81,7 @@ __all__ = [
     "redone_by_resume",
     "replay",
     "replay_game",
+    "replay_steps",
     "value",
     "visible_to",
 ]

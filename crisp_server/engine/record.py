@@ -10,7 +10,7 @@ A rule break in a record is not malformed: it is listed as rejected, and the rep
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -28,6 +28,7 @@ from .actions import (
     UseQueen,
 )
 from .cards import Slot, deck_problem
+from .events import Event, GameEnded, MoveStarted, RoundEnded
 from .game import MAX_PLAYERS, MIN_PLAYERS, Game, Options, Round
 from .rejections import Rejected
 
@@ -312,34 +313,98 @@ def _round_result(game: Game, r: Round, totals: Sequence[int] | None) -> dict[st
     return out
 
 
-def replay_game(record: Record) -> tuple[Game, list[dict[str, Any]]]:
-    """Play the record through a new :class:`Game`; the game and the rejections ``{round, index, code}``."""
-    game = Game(record.players, record.options, record.first_dealer)
-    rejected: list[dict[str, Any]] = []
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a replay (:func:`replay_steps`): what happened and the events it caused; ``game`` is the
+    game as it stands after the step (the same object throughout: read it before taking the next step).
+
+    ``kind``: ``deal`` (a round was dealt), ``action`` (``action``, the record's ``index``-th of the round,
+    applied or ``rejected`` with that code), ``clock`` (the clock advanced to ``at`` and crisp windows closed
+    or move clocks ran out on the way), ``resume`` (a server restart, ``Game.resume``) or ``end`` (the round
+    ended at ``at``: its ``RoundEnded`` event, and ``GameEnded`` after the last round)."""
+
+    kind: str
+    round: int
+    at: int
+    events: list[Event]
+    game: Game
+    action: Timed | None = None
+    index: int = -1
+    rejected: str | None = None
+
+
+def replay_steps(record: Record, game: Game | None = None) -> Iterator[Step]:
+    """Play ``record`` step by step (into ``game``, a new game of the record's seats, or one made here).
+
+    The events are the engine's own, in order, each in exactly one step. Advancing the clock to the next
+    instant of the record gives a ``clock`` step when something shows (a window closing, a time-out); a
+    move's clock starting (the end of the draw block) alone goes with the next step instead. The step whose
+    transition ended the round is followed by the ``end`` step, which carries ``RoundEnded`` (and ``GameEnded``)."""
+    if game is None:
+        game = Game(record.players, record.options, record.first_dealer)
     for k, rr in enumerate(record.rounds):
         if game.game_over:
             raise MalformedRecord(f"rounds[{k}]: the game ended after round {k - 1}")
         if game.rounds and not game.rounds[-1].ended:
             raise MalformedRecord(f"rounds[{k}]: round {k - 1} did not end")
-        game.start_round(rr.deck)
+        yield Step("deal", k, 0, game.start_round(rr.deck), game)
+        carry: list[Event] = []
         resumes = iter(rr.resumes)
         pending = next(resumes, None)
-        for i, timed in enumerate(rr.actions):
+        for i in range(len(rr.actions) + 1):
             while pending is not None and pending.after == i:
-                game.advance(pending.at)
-                game.resume()
+                carry = yield from _advance(game, k, pending.at, carry)
+                yield from _split(Step("resume", k, pending.at, carry + game.resume(), game))
+                carry = []
                 pending = next(resumes, None)
-            game.advance(timed.at)
+            if i == len(rr.actions):
+                break
+            timed = rr.actions[i]
+            carry = yield from _advance(game, k, timed.at, carry)
             try:
-                game.apply(timed.action)
+                events = game.apply(timed.action)
             except Rejected as r:
-                rejected.append({"round": k, "index": i, "code": r.code.value})
-        while pending is not None:
-            game.advance(pending.at)
-            game.resume()
-            pending = next(resumes, None)
+                yield Step("action", k, timed.at, carry, game, timed, i, r.code.value)
+            else:
+                yield from _split(Step("action", k, timed.at, carry + events, game, timed, i))
+            carry = []
         if rr.end_at is not None:
-            game.advance(rr.end_at)
+            carry = yield from _advance(game, k, rr.end_at, carry)
+        if carry:  # a round cut short (a game still running): its last move's clock started
+            yield Step("clock", k, game.rounds[k].now, carry, game)
+
+
+def _advance(game: Game, k: int, at: int, carry: list[Event]) -> Generator[Step, None, list[Event]]:
+    """Advance ``game`` to ``at``: a ``clock`` step (and the ``end``) if a window closed or a move timed out;
+    the events still to show with the next step."""
+    events = carry + game.advance(at)
+    if all(isinstance(e, MoveStarted) for e in events):
+        return events
+    yield from _split(Step("clock", k, at, events, game))
+    return []
+
+
+def _split(step: Step) -> Iterator[Step]:
+    """``step``, and after it an ``end`` step with the events of the round's end if it has them."""
+    rest: list[Event] = []
+    end: list[Event] = []
+    for e in step.events:
+        (end if isinstance(e, RoundEnded | GameEnded) else rest).append(e)
+    if not end:
+        yield step
+        return
+    yield Step(step.kind, step.round, step.at, rest, step.game, step.action, step.index, step.rejected)
+    r = step.game.rounds[step.round]
+    yield Step("end", step.round, r.end_at if r.end_at is not None else step.at, end, step.game)
+
+
+def replay_game(record: Record) -> tuple[Game, list[dict[str, Any]]]:
+    """Play the record through a new :class:`Game`; the game and the rejections ``{round, index, code}``."""
+    game = Game(record.players, record.options, record.first_dealer)
+    rejected: list[dict[str, Any]] = []
+    for step in replay_steps(record, game):
+        if step.rejected is not None:
+            rejected.append({"round": step.round, "index": step.index, "code": step.rejected})
     return game, rejected
 
 

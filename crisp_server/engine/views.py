@@ -9,10 +9,12 @@ own face-down values are never in its view (Crisp is a memory game: they are sho
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .actions import Source
 from .cards import FACE_RANKS, JACK, KING, QUEEN
+from .events import Event, visible_to
 from .game import Game
 
 #: The choice named in ``you.can`` for a Jack, Queen or King drawn from the draw pile.
@@ -108,3 +110,17 @@ def choices(game: Game, seat: int) -> list[str]:
 def seat_view(game: Game, seat: int | None) -> dict[str, Any]:
     """Everything ``seat`` may know now: ``{"table": ..., "you": ...}``."""
     return {"table": table_view(game), "you": private_view(game, seat)}
+
+
+def seat_update(
+    game: Game, seat: int | None, events: Sequence[Event], dicts: Sequence[dict[str, Any]], table: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``update`` a client in ``seat`` is sent after ``events`` (``dicts``: the same events as
+    ``event_to_dict`` gives them; ``table``: ``table_view(game)``, built once for every seat): the shared
+    table, the seat's private part and the events it may see. Computer players and replays are fed these."""
+    return {
+        "type": "update",
+        "table": table,
+        "you": private_view(game, seat),
+        "events": [d for e, d in zip(events, dicts, strict=True) if visible_to(e, seat)],
+    }

@@ -164,6 +164,7 @@ class TableFlow(Publishing):
                 tuple(s.token_hash for s in self.seats),
                 self.options.as_dict(),
                 first_dealer,
+                self.host,
             )
         )
         self._deal()

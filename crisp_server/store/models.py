@@ -92,6 +92,10 @@ class GameRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
     #: Closed unfinished, after nobody was connected for ``CRISP_IDLE_GAME_HOURS`` (``finished_at`` is then).
     abandoned: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    #: The room's host seat when the game started: who may make its replay public (unknown for older games).
+    host: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    #: Anyone with the link may watch the finished game's replay (the host's choice, off by default).
+    public: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class RoundRow(Base):

@@ -67,6 +67,7 @@ class StartGame:
     token_hashes: tuple[str, ...]
     options: dict[str, Any]
     first_dealer: int
+    host: int | None = None  # the room's host seat at the start: who may make the replay public
 
     def row(self) -> dict[str, Any]:
         return {
@@ -78,6 +79,9 @@ class StartGame:
             "first_dealer": self.first_dealer,
             "started_at": utc_now(),
             "finished_at": None,
+            # Written only when known: the column's default is the same, and a writer that has no host to
+            # give writes what every release before the column wrote.
+            **({"host": self.host} if self.host is not None else {}),
         }
 
 

@@ -28,6 +28,19 @@ class StoredGame:
     ended: list[bool]
 
 
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A stored game as the records and replays API reads it: its ``crisp-record/1`` document, its players'
+    token hashes by seat, whether it has finished, the room's host seat when it started (``None`` for a game
+    stored before hosts were) and whether its replay is public by link."""
+
+    record: dict[str, Any]
+    token_hashes: list[str]
+    finished: bool
+    host: int | None
+    public: bool
+
+
 @dataclass(slots=True)
 class StoredRoom:
     id: str
@@ -111,12 +124,25 @@ class Reads:
 
     async def game_record(self, game_id: str) -> tuple[dict[str, Any], list[str], bool] | None:
         """The game's ``crisp-record/1``, its players' token hashes, and whether it has finished."""
+        found = await self.stored_record(game_id)
+        return None if found is None else (found.record, found.token_hashes, found.finished)
+
+    async def stored_record(self, game_id: str) -> StoredRecord | None:
+        """A stored game's record and who may read it (``StoredRecord``), or ``None`` if there is no such game."""
         async with self.sessions() as session:
             game = await session.get(GameRow, game_id)
             if game is None:
                 return None
             document, _ = await _game_document(session, game)
-            return document, list(game.token_hashes), game.finished_at is not None
+            return StoredRecord(
+                document, list(game.token_hashes), game.finished_at is not None, game.host, bool(game.public)
+            )
+
+    async def set_public(self, game_id: str, public: bool) -> bool:
+        """Make a game's replay public by link, or not; whether the game exists."""
+        async with self._writing, self.sessions.begin() as session:
+            done = await session.execute(update(GameRow).where(GameRow.id == game_id).values(public=public))
+            return bool(done.rowcount)  # type: ignore[attr-defined]
 
     async def open_room_id(self, code: str) -> str | None:
         """The id of the open room with this code, if any (in a cluster: it may live on another node)."""

@@ -83,7 +83,11 @@ class _Run:
         if self.versions:
             sink.many(_ROOM_VERSION, [{"i": room_id, "n": v} for room_id, v in self.versions.items()])
         if self.games:
-            sink.many(_GAME_INSERT, [g.row() for g in self.games])
+            rows = [g.row() for g in self.games]
+            for known in (True, False):  # one statement per set of columns (a game's host may be unknown)
+                same = [row for row in rows if ("host" in row) is known]
+                if same:
+                    sink.many(_GAME_INSERT, same)
         if self.rounds:
             sink.many(_ROUND_INSERT, [r.row() for r in self.rounds])
         if self.actions:

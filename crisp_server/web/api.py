@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 
 class _Body(BaseModel):
@@ -66,6 +66,60 @@ class PastGame(_Body):
     finished_at: str = Field(description="ISO 8601, UTC")
 
 
+class ReplayOptions(_Body):
+    score_limit: int
+    turn_seconds: int | None
+    discard_draw: bool
+
+
+class ReplayStep(_Body):
+    """One step of a replay: what happened, the events this point of view may see, and the table after it."""
+
+    kind: Literal["deal", "action", "clock", "resume", "end"] = Field(
+        description="`deal`: a round was dealt; `action`: a record action applied (or rejected); `clock`: the "
+        "clock advanced and crisp windows closed or move clocks ran out; `resume`: a server restart; `end`: the "
+        "round's end with its points (and the game's after the last round)"
+    )
+    round: int = Field(ge=0, description="the round's index")
+    at: int = Field(ge=0, description="round time in ms, as in the record")
+    action: dict[str, Any] | None = Field(
+        description="for `action`: the record's action without its instant (`seat`, `do` and its fields)"
+    )
+    rejected: str | None = Field(description="the rejection code of an action the rules refused (it changed nothing)")
+    events: list[dict[str, Any]] = Field(
+        description="the step's events this point of view may see, as the live protocol sends them"
+    )
+    table: dict[str, Any] = Field(description="the public table after the step, as the live protocol's `table`")
+    drawn_card: str | None = Field(
+        description="the card held by the player to move, if this point of view may see it (a seat: its own "
+        "draw-pile card only)"
+    )
+    hands: list[list[str | None]] = Field(
+        description="per seat, per slot (left, middle, right): the card face up in this point of view, or null "
+        "(face down): what the seat knows at that moment; everything open and at a round's end, every card"
+    )
+
+
+class Replay(_Body):
+    """A finished game step by step (`crisp-replay/1`, docs/replays.md) from one point of view."""
+
+    format: Literal["crisp-replay/1"]
+    game_id: str
+    players: list[str]
+    options: ReplayOptions
+    seat: int | None = Field(description="the point of view served; null: everything open")
+    public: bool = Field(description="the host made the replay public by link")
+    host: int | None = Field(description="the room's host seat when the game started; null if unknown")
+    you: int | None = Field(description="the asker's seat (from the bearer token); null without one")
+    steps: list[ReplayStep]
+
+
+class PublicReplay(_Body):
+    """Whether a game's replay is public by link (anyone with `/g/{id}` may watch every point of view)."""
+
+    public: StrictBool
+
+
 def _error(description: str) -> dict[str, Any]:
     return {"model": ApiError, "description": description}
 
@@ -95,6 +149,17 @@ GAME_RECORD: Final[dict[int | str, dict[str, Any]]] = {
     403: _error("The bearer token is missing or is not one of the game's seats."),
     404: _error("There is no game with that id."),
     409: _error("The game is still running: its record is served once it ends."),
+}
+
+GAME_REPLAY: Final[dict[int | str, dict[str, Any]]] = {
+    403: _error("The game is not public, and the bearer token is missing or is not one of the game's seats."),
+    404: _error("There is no game with that id, or no such seat in it."),
+    409: _error("The game is still running: its replay is served once it ends."),
+}
+
+GAME_PUBLIC: Final[dict[int | str, dict[str, Any]]] = {
+    403: _error("The bearer token is missing or is not the seat of the game's host."),
+    404: _error("There is no game with that id."),
 }
 
 METRICS: Final[dict[int | str, dict[str, Any]]] = {

@@ -171,8 +171,8 @@ def test_an_older_backup_is_migrated_when_restored(
     upgrade(f"sqlite+aiosqlite:///{old}", revision="0002")
     assert main(["restore", str(old)]) == 0
     out = capsys.readouterr().out
-    assert "migrated it from revision 0002 to 0004" in out
+    assert "migrated it from revision 0002 to 0005" in out
     with sqlite3.connect(data / "crisp.sqlite3") as db:
-        assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("0004",)
+        assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("0005",)
     with sqlite3.connect(old) as db:  # the backup itself is left as it was
         assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("0002",)

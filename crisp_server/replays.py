@@ -1,0 +1,101 @@
+"""Replays (``crisp-replay/1``, docs/replays.md): a finished game step by step, from one point of view.
+
+"Everything open" (``seat`` ``None``) shows every card and every event. A seat's point of view shows what
+that player knew at each step, and nothing else: its events are the ones the live protocol sent it, and the
+cards face up in ``hands`` are the ones a :class:`~crisp_server.bots.memory.Memory` fed, step by step, the
+very updates a client in that seat got knows exactly, at the position it knows (a second implementation of
+knowledge would be a second chance to leak). At a round's end every hand is public.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from crisp_server.bots.memory import Memory
+from crisp_server.engine import Game, Record, Timed, event_to_dict, replay_steps
+from crisp_server.engine.record import action_to_dict
+from crisp_server.engine.views import drawn_card, seat_update, table_view
+
+FORMAT: Final = "crisp-replay/1"
+
+
+class NoSuchSeat(ValueError):
+    """The point of view asked for is not a seat of the game."""
+
+
+def build_replay(
+    record: Record,
+    seat: int | None,
+    *,
+    game_id: str,
+    public: bool = False,
+    host: int | None = None,
+    you: int | None = None,
+) -> dict[str, Any]:
+    """The ``crisp-replay/1`` body of ``record`` from ``seat``'s point of view (``None``: everything open).
+
+    ``public``, ``host`` and ``you`` (the asker's seat) are stored facts the body repeats for its reader."""
+    if seat is not None and not 0 <= seat < len(record.players):
+        raise NoSuchSeat(f"no seat {seat} in this game")
+    memory = Memory() if seat is not None else None
+    steps: list[dict[str, Any]] = []
+    for step in replay_steps(record):
+        game = step.game
+        table = table_view(game)
+        dicts = [event_to_dict(e) for e in step.events]
+        if memory is None:
+            events = dicts
+        else:
+            update = seat_update(game, seat, step.events, dicts, table)
+            memory.observe(update)
+            events = update["events"]
+        steps.append(
+            {
+                "kind": step.kind,
+                "round": step.round,
+                "at": step.at,
+                "action": _action(step.action) if step.action is not None else None,
+                "rejected": step.rejected,
+                "events": events,
+                "table": table,
+                "drawn_card": _drawn_card(game, seat),
+                "hands": _hands(game, memory),
+            }
+        )
+    return {
+        "format": FORMAT,
+        "game_id": game_id,
+        "players": list(record.players),
+        "options": record.options.as_dict(),
+        "seat": seat,
+        "public": public,
+        "host": host,
+        "you": you,
+        "steps": steps,
+    }
+
+
+def _action(timed: Timed) -> dict[str, Any]:
+    """The record's action without its instant (the step's ``at``)."""
+    out = action_to_dict(timed)
+    del out["at"]
+    return out
+
+
+def _drawn_card(game: Game, seat: int | None) -> str | None:
+    """The card the player to move holds, if this point of view may see it: everything open always; a seat its
+    own draw-pile card only (one taken from the discard pile is public anyway: it is in the table's ``drawn``)."""
+    if seat is not None:
+        return drawn_card(game, seat)
+    r = game.round
+    return r.drawn if r is not None and not r.ended else None
+
+
+def _hands(game: Game, memory: Memory | None) -> list[list[str | None]]:
+    """Per seat and slot the card face up in this point of view: the true hands when everything is open or the
+    round has ended, else the cards the seat's memory knows exactly where they lie."""
+    r = game.round
+    assert r is not None
+    if memory is None or r.ended:
+        return [list(h) for h in r.hands]
+    return [[info.card for info in hand] for hand in memory.hands]
