@@ -27,6 +27,7 @@ const replay = {
   error: null, // {status} (0: the network) of the last fetch that failed
   loading: false,
   saving: false, // the public switch's answer is awaited
+  sharing: false, // the share panel is open
 };
 
 const render = () => actions.render();
@@ -211,7 +212,7 @@ export function sceneFor(data, step, pov) {
     peeks: {},
     reveal: Boolean(r?.ended),
     live: false,
-    bar: replayBar(r),
+    bar: replayBar(data, r),
     foot: controls(data, step),
   };
 }
@@ -222,17 +223,23 @@ export function stepLines(data, step) {
   const lines = [];
   if (step.kind === "resume") lines.push(t("replayResumed"));
   if (step.rejected && step.action) lines.push(t("replayRejected", who(step.action.seat)));
+  const results = [];
   for (const e of step.events) {
     if (e.type === "card_shown" && e.why === "deal" && replayLinesSkipDeal(step)) continue;
-    const line = replayLine(e, who);
-    if (line) lines.push(line);
     if (e.type === "round_ended") {
+      // The round's result instead of "the round is over" (the table says that): the caller's ±5 in the
+      // results screen's words, and every player's points.
       const seats = data.players.map((name) => ({ name }));
       const why = callerText(e, seats);
-      if (why) lines.push(why);
-      lines.push(t("replayPoints", e.points.map((p, i) => `${who(i)} ${p >= 0 ? "+" : ""}${p}`).join(", ")));
+      if (why) results.push(why);
+      results.push(t("replayPoints", e.points.map((p, i) => `${who(i)} ${p}`).join(", ")));
+      continue;
     }
+    const line = replayLine(e, who);
+    if (line && e.type === "game_ended") results.unshift(line);
+    else if (line) lines.push(line);
   }
+  lines.push(...results);
   if (!lines.length && step.kind === "clock") lines.push(t("replayClock"));
   return lines;
 }
@@ -242,7 +249,7 @@ function replayLinesSkipDeal(step) {
   return step.kind === "deal" && replay.pov === null;
 }
 
-function replayBar(r) {
+function replayBar(data, r) {
   return h(
     "header",
     { class: "bar" },
@@ -256,8 +263,45 @@ function replayBar(r) {
         )
       : null,
     h("span", { class: "spacer" }),
+    sharePanel(data),
     langButton(getLang() === "de" ? "EN" : "DE"),
     h("a", { class: "link", href: "/", "data-key": "home" }, t("replayHome")),
+  );
+}
+
+/** Sharing, folded into the bar: the link to copy, and for the host the switch that opens it to anyone. */
+function sharePanel(data) {
+  const canHost = data.host !== null && data.you !== null && data.you === data.host && replay.token;
+  return h(
+    "details",
+    {
+      class: "share",
+      open: replay.sharing,
+      ontoggle: (e) => {
+        replay.sharing = e.currentTarget.open;
+      },
+    },
+    h("summary", { class: "link", "data-key": "share" }, t("share")),
+    h(
+      "div",
+      { class: "share-panel" },
+      canHost
+        ? h(
+            "label",
+            { class: "switch" },
+            h("input", {
+              type: "checkbox",
+              role: "switch",
+              "data-key": "public",
+              checked: data.public,
+              disabled: replay.saving,
+              onchange: (e) => setPublic(e.target.checked),
+            }),
+            h("span", {}, t("replayPublic")),
+          )
+        : h("p", { class: "share-note" }, data.public ? t("replayIsPublic") : t("replayIsPrivate")),
+      h("button", { class: "secondary", "data-key": "copy-link", onclick: copyLink }, t("copyLink")),
+    ),
   );
 }
 
@@ -274,11 +318,10 @@ function controls(data, step) {
   const i = replay.index;
   const playing = replay.playing !== null;
   const lines = stepLines(data, step);
-  const canHost = data.host !== null && data.you !== null && data.you === data.host && replay.token;
   return h(
     "div",
     { class: "replay-foot" },
-    h("p", { class: "replay-lines", "aria-live": "polite", "data-step": String(i) }, lines.map((l) => h("span", {}, l))),
+    h("p", { class: "replay-lines", "aria-live": "polite", "data-step": String(i), tabindex: 0 }, lines.map((l) => h("span", {}, l))),
     h(
       "div",
       { class: "replay-controls", role: "group", "aria-label": t("replayControls") },
@@ -287,6 +330,24 @@ function controls(data, step) {
       button("play", playing ? "❚❚" : "▶", playing ? t("pause") : t("play"), togglePlay),
       button("step", "›", t("stepForward"), () => (stop(), goTo(i + 1)), i === last),
       button("next-round", "»", t("nextRound"), () => (stop(), nextRound()), i === last),
+    ),
+    h(
+      "div",
+      { class: "replay-where" },
+      h("input", {
+        type: "range",
+        class: "step-slider",
+        "data-key": "slider",
+        min: 0,
+        max: last,
+        value: i,
+        "aria-label": t("stepSlider"),
+        "aria-valuetext": t("stepOf", i + 1, last + 1),
+        oninput: (e) => {
+          stop();
+          goTo(Number(e.target.value));
+        },
+      }),
       h(
         "select",
         {
@@ -299,40 +360,6 @@ function controls(data, step) {
         h("option", { value: "all", selected: replay.pov === null }, t("povAll")),
         data.players.map((name, seat) => h("option", { value: String(seat), selected: replay.pov === seat }, t("povSeat", name))),
       ),
-    ),
-    h("input", {
-      type: "range",
-      class: "step-slider",
-      "data-key": "slider",
-      min: 0,
-      max: last,
-      value: i,
-      "aria-label": t("stepSlider"),
-      "aria-valuetext": t("stepOf", i + 1, last + 1),
-      oninput: (e) => {
-        stop();
-        goTo(Number(e.target.value));
-      },
-    }),
-    h(
-      "div",
-      { class: "replay-share" },
-      canHost
-        ? h(
-            "label",
-            { class: "switch" },
-            h("input", {
-              type: "checkbox",
-              role: "switch",
-              "data-key": "public",
-              checked: data.public,
-              disabled: replay.saving,
-              onchange: (e) => setPublic(e.target.checked),
-            }),
-            h("span", {}, t("replayPublic")),
-          )
-        : null,
-      h("button", { class: "link", "data-key": "copy-link", onclick: copyLink }, t("copyLink")),
     ),
   );
 }

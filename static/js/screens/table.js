@@ -236,7 +236,10 @@ function seatBox(seat) {
       "div",
       { class: "seat-tags" },
       // A computer player's seat is always connected: its robot says more than the dot.
-      info.bot
+      // A replay says nothing of connections: it shows the game, not who was there.
+      !scene.live
+        ? null
+        : info.bot
         ? robot(info)
         : info.stand_in
           ? h("span", { class: "robot", "aria-hidden": "true" }, "🤖") // the name says "playing for Ana"
