@@ -53,7 +53,8 @@ export function eventLine(e, me, who, whoBefore = who) {
   }
 }
 
-/** What a replay adds to the live sentences: the deal, the peeks, the Crisp window and the game's end. */
+/** What a replay adds to the live sentences: the deal, the peeks, a Crisp window that closed and the game's
+ * end. */
 export function replayLine(e, who) {
   switch (e.type) {
     case "round_started":
@@ -61,7 +62,7 @@ export function replayLine(e, who) {
     case "card_shown":
       return e.slot ? t("replaySaw", who(e.seat), slotName(e.slot), cardName(e.card)) : null;
     case "window_opened":
-      return t("replayWindowOpen", who(e.seat));
+      return null; // the table's prompt says it: "Ana may call Crisp"
     case "window_closed":
       return t("replayWindowClosed", who(e.seat));
     case "game_ended":
