@@ -9,7 +9,7 @@ import { gameFor } from "../games.js";
 import { replayLine } from "../lines.js";
 import { fly, flightsFor, positions } from "../motion.js";
 import { actions, effects } from "../state.js";
-import { langButton, toast } from "../ui.js";
+import { langButton, renderAt, toast } from "../ui.js";
 import { callerText } from "./results.js";
 import { tableScreen } from "./table.js";
 
@@ -87,6 +87,7 @@ export function goTo(index) {
   effects.hear(step.events, replay.pov, step.table.round?.ended ? "round_over" : "play");
   render();
   fly(flights, where);
+  renderAt(performance.now() + 1600); // the slots a move touched are marked for a moment, as live
 }
 
 /** The steps where rounds start (the deals). */
