@@ -215,12 +215,12 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         cem.shot("game-over", axe)
         ana.shot("game-over", axe)
         # The game just played, watched again: the results link it, and the device keeps it for later.
-        link = cem.page.locator('[data-key="watch-replay"]')
-        expect(link).to_have_attribute("href", re.compile(r"^/g/\w+$"))
+        watch_again = cem.page.locator('[data-key="watch-replay"]')
+        expect(watch_again).to_have_attribute("href", re.compile(r"^/g/\w+$"))
         again = cem.context.new_page()
         again.goto(base + "/")
         expect(again.locator(".recent-games li")).to_have_count(1)
-        again.goto(base + str(link.get_attribute("href")))
+        again.goto(base + str(watch_again.get_attribute("href")))
         expect(again.locator(".screen.replay.table")).to_be_visible()
         expect(again.locator(".opponents .seat")).to_have_count(3)  # everything open: every seat in the row
         again.close()
