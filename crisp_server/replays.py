@@ -9,10 +9,14 @@ knowledge would be a second chance to leak). At a round's end every hand is publ
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import Mapping
 from typing import Any, Final
 
+import orjson
+
 from crisp_server.bots.memory import Memory
-from crisp_server.engine import Game, Record, Timed, event_to_dict, replay_steps
+from crisp_server.engine import Game, Record, Timed, event_to_dict, parse_record, replay_steps
 from crisp_server.engine.record import action_to_dict
 from crisp_server.engine.views import drawn_card, seat_update, table_view
 
@@ -73,6 +77,23 @@ def build_replay(
         "you": you,
         "steps": steps,
     }
+
+
+def replay_body(
+    document: Mapping[str, Any],
+    seat: int | None,
+    *,
+    game_id: str,
+    public: bool = False,
+    host: int | None = None,
+    you: int | None = None,
+    gzipped: bool = False,
+) -> bytes:
+    """A stored game's ``crisp-record/1`` ``document`` as the replay's HTTP body: built, encoded and, if
+    ``gzipped``, compressed (all of it CPU work: the server runs it off the event loop)."""
+    body = build_replay(parse_record(document), seat, game_id=game_id, public=public, host=host, you=you)
+    data = orjson.dumps(body)
+    return gzip.compress(data, compresslevel=5, mtime=0) if gzipped else data
 
 
 def _action(timed: Timed) -> dict[str, Any]:

@@ -3,6 +3,7 @@ on SQLite and PostgreSQL. What a point of view shows is tests/test_replays.py's 
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import random
 from collections.abc import AsyncIterator, Iterator
@@ -202,3 +203,23 @@ async def test_a_game_stored_without_a_host_cannot_be_made_public(server: Harnes
             assert answer.status_code == 403
         body = (await http.get(f"/api/games/{done.game_id}/replay", headers=bearer(done.tokens[0]))).json()
     assert body["host"] is None
+
+
+async def test_a_room_stores_its_host_with_the_game_it_starts(server: Harness) -> None:
+    code, (ana, ben) = await server.table(["Ana", "Ben"])
+    room = server.app.state.registry.get(code)
+    store = server.app.state.services.store
+    for _ in range(100):  # the group commit lands within milliseconds
+        found = await store.stored_record(room.game_id)
+        if found is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert found is not None
+    assert (found.host, found.public, found.finished) == (0, False, False)
+    async with httpx.AsyncClient(base_url=server.http) as http:
+        url = f"/api/games/{room.game_id}/public"
+        assert (await http.put(url, json={"public": True}, headers=bearer(ben.token or ""))).status_code == 403
+        assert (await http.put(url, json={"public": True}, headers=bearer(ana.token or ""))).json() == {"public": True}
+        # Public, still running: a stranger learns that much and no more.
+        running = await http.get(f"/api/games/{room.game_id}/replay")
+        assert running.status_code == 409

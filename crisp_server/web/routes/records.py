@@ -4,15 +4,13 @@ only to the game's own players, or to anyone once the host made the replay publi
 from __future__ import annotations
 
 import asyncio
-import gzip
+import functools
 from typing import Annotated
 
-import orjson
 from fastapi import APIRouter, Header, HTTPException, Query
 from fastapi.responses import JSONResponse, Response
 
-from crisp_server.engine import parse_record
-from crisp_server.replays import NoSuchSeat, build_replay
+from crisp_server.replays import NoSuchSeat, replay_body
 from crisp_server.rooms.tokens import token_matches
 from crisp_server.store.reads import StoredRecord
 from crisp_server.web import api
@@ -66,15 +64,6 @@ async def game_record(
     return JSONResponse(found.record, headers={"Content-Disposition": f'attachment; filename="crisp-{game_id}.json"'})
 
 
-def _replay_body(found: StoredRecord, game_id: str, seat: int | None, you: int | None, gzipped: bool) -> bytes:
-    """The replay encoded (and compressed): CPU work, done off the event loop."""
-    body = build_replay(
-        parse_record(found.record), seat, game_id=game_id, public=found.public, host=found.host, you=you
-    )
-    data = orjson.dumps(body)
-    return gzip.compress(data, compresslevel=5, mtime=0) if gzipped else data
-
-
 @router.get("/api/games/{game_id}/replay", response_model=api.Replay, responses=api.GAME_REPLAY)
 async def game_replay(
     game_id: str,
@@ -92,7 +81,18 @@ async def game_replay(
         raise HTTPException(404, f"no seat {seat} in this game")
     gzipped = "gzip" in (accept_encoding or "").lower()
     try:
-        data = await asyncio.to_thread(_replay_body, found, game_id, seat, you, gzipped)
+        data = await asyncio.to_thread(
+            functools.partial(
+                replay_body,
+                found.record,
+                seat,
+                game_id=game_id,
+                public=found.public,
+                host=found.host,
+                you=you,
+                gzipped=gzipped,
+            )
+        )
     except NoSuchSeat as exc:  # the record has fewer players than seats stored (it cannot, but never a 500)
         raise HTTPException(404, str(exc)) from None
     headers = {"Vary": "Accept-Encoding, Authorization", "Cache-Control": "private, no-cache"}
