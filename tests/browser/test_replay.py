@@ -261,8 +261,8 @@ def test_every_refusal_in_words(
     base, games = served
     lang = locale[:2]
     words = {
-        "en": ["only for the game's players", "no game with this link", "still being played"],
-        "de": ["nur für die Spieler", "kein Spiel", "läuft noch"],
+        "en": ["only for the game's players", "no game with this link", "still being played", "connection"],
+        "de": ["nur für die Spieler", "kein Spiel", "läuft noch", "Verbindung"],
     }[lang]
     context, page = open_page(browser, 360, 640, locale)
     try:
@@ -292,6 +292,13 @@ def test_every_refusal_in_words(
         expect(page.locator(".share-note")).to_be_visible()
         page.screenshot(path=str(shots / f"replay-share-{lang}.png"))
         assert axe_problems(page) == []
+        # Another point of view that cannot be fetched: the one shown stays, a toast says why.
+        page.locator('[data-key="share"]').click()
+        page.route("**/replay?seat=*", lambda route: route.abort())
+        page.locator('[data-key="pov"]').select_option("1")
+        expect(page.locator("#toast")).to_contain_text(words[3])
+        expect(page.locator('[data-key="pov"]')).to_have_value("all")
+        expect(page.locator(".screen.replay.table")).to_be_visible()
     finally:
         context.close()
 

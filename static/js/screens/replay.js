@@ -32,7 +32,8 @@ const replay = {
 
 const render = () => actions.render();
 
-/** Open the replay of game `id` (the page's path): fetch everything open, or the device's own seat's view. */
+/** Open the replay of game `id` (the page's path), everything open first, with the token this device keeps
+ * for that game (none: the game may be public). */
 export function openReplay(id) {
   const kept = gameFor(id);
   Object.assign(replay, { id, token: kept?.token ?? null, room: kept?.room ?? "", views: new Map(), index: 0, error: null });
@@ -50,7 +51,7 @@ async function load(pov) {
       headers: replay.token ? { Authorization: `Bearer ${replay.token}` } : {},
     });
     if (!response.ok) {
-      replay.error = { status: response.status };
+      failed(response.status);
     } else {
       const body = await response.json();
       replay.views.set(pov, body);
@@ -58,10 +59,17 @@ async function load(pov) {
       replay.index = Math.min(replay.index, body.steps.length - 1);
     }
   } catch {
-    replay.error = { status: 0 };
+    failed(0);
   }
   replay.loading = false;
   render();
+}
+
+/** A fetch that failed: the page says why, or, while a point of view is shown already, a toast does and the
+ * view stays. */
+function failed(status) {
+  if (replay.views.size) toast(errorText(status));
+  else replay.error = { status };
 }
 
 /** The body of the point of view shown (null until the first one arrived). */
