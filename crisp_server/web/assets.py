@@ -9,7 +9,7 @@ static folder and serves each one twice:
 - under a path that names its content (``/js/main.3f2a9c1b7e.js``, the first hex digits of its SHA-256),
   cached for a year as ``immutable``: new content gets a new name, so the old one never needs asking about.
 
-``index.html`` (served at ``/``, ``/index.html`` and ``/r/CODE``) is the one entry point and is always
+``index.html`` (served at ``/``, ``/index.html``, ``/r/CODE`` and ``/g/GAME``) is the one entry point and is always
 revalidated. It is rewritten to name the hashed paths, and given an import map from each ES module's own
 path to its hashed one: the modules import each other with relative paths (``./cards.js``), which resolve
 against the importing module's URL to ``/js/cards.js`` and are mapped from there, so a module's content
@@ -66,7 +66,7 @@ TEXT_TYPES: Final = frozenset(
 )
 MEDIA_TYPES: Final = {".js": "text/javascript", ".mjs": "text/javascript", ".webmanifest": "application/manifest+json"}
 #: ``src="/..."`` and ``href="/..."`` in index.html: the local files it names (a path from the site's root:
-#: the page is also served at /r/CODE, where a relative path would point elsewhere).
+#: the page is also served at /r/CODE and /g/GAME, where a relative path would point elsewhere).
 LOCAL_REFERENCE: Final = re.compile(r'\b(src|href)="(/[^"?#]*)"')
 
 

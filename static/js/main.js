@@ -2,7 +2,8 @@
 // screen is its own module in screens/). Plain ES modules, no build step. The server is the authority:
 // this page shows the state it is sent and sends what the player does.
 
-import { cardName, ev, getLang, levelName, slotName, t } from "./i18n.js";
+import { getLang, t } from "./i18n.js";
+import { eventLine } from "./lines.js";
 import { Net, forgetSession, saveSession, sessionFor } from "./net.js";
 import { SLOTS, actions, app, effects, hintMoment, mySeat, names, revealing } from "./state.js";
 import { fly, flightsFor, positions } from "./motion.js";
@@ -10,6 +11,8 @@ import { renderAt, toast } from "./ui.js";
 import { homeScreen } from "./screens/home.js";
 import { lobbyScreen } from "./screens/lobby.js";
 import { checkDeck } from "./screens/results.js";
+import { openReplay, replayScreen } from "./screens/replay.js";
+import { rememberGames } from "./games.js";
 import { rulesScreen } from "./screens/rules.js";
 import { tableScreen } from "./screens/table.js";
 
@@ -230,10 +233,7 @@ function dropDealPeeks() {
 
 function onEvent(e, before) {
   const me = mySeat();
-  const who = (seat) => names()[seat] ?? "?";
-  // Your own moves read in the second person ("You discarded ..."): the same words, another key.
-  const said = (key, ...args) => ev(e.seat === me && me !== null ? `${key}You` : key, ...args);
-  let line = null;
+  // The side effects here; the sentence is lines.js's (the replay tells the same moves in the same words).
   switch (e.type) {
     case "card_shown":
       if (e.seat === me && e.slot) {
@@ -241,70 +241,22 @@ function onEvent(e, before) {
         app.peeks[e.slot] = { card: e.card, until, why: e.why };
       }
       break;
-    case "drew":
-      line = e.source === "discard" ? said("drewDiscard", who(e.seat), cardName(e.card)) : said("drewDeck", who(e.seat));
-      break;
     case "swapped":
       if (e.seat === me) delete app.peeks[e.slot];
-      line = said("swapped", who(e.seat), slotName(e.slot), cardName(e.discarded));
-      break;
-    case "discarded":
-      line = said("discarded", who(e.seat), cardName(e.card));
-      break;
-    case "jack_used":
-      line = said("jack", who(e.seat));
       break;
     case "queen_used":
       // The cards that moved are no longer the ones peeked at; a card_shown for the new one follows.
       if (e.seat === me) delete app.peeks[e.slot];
       if (e.target === me) delete app.peeks[e.target_slot];
-      if (e.target === me) line = t("queenOnYou", who(e.seat), slotName(e.target_slot), slotName(e.slot));
-      else if (e.seat === me) line = t("queenByYou", slotName(e.slot), who(e.target), slotName(e.target_slot));
-      else line = ev("queen", who(e.seat), slotName(e.slot), who(e.target), slotName(e.target_slot));
       break;
     case "king_used":
       app.kingTurn = e.seat; // the moves of this turn from now on are the King's extra moves
-      line = said("king", who(e.seat), 2);
-      break;
-    case "timed_out":
-      line = said("timedOut", who(e.seat), cardName(e.discarded));
-      break;
-    case "pile_turned":
-      line = ev("pileTurned");
-      break;
-    case "crisp_called":
-      line = said("crisp", who(e.seat));
       break;
     case "turn_started":
       app.kingTurn = null;
       break;
     case "round_ended":
-      line = ev("roundEnded");
       app.peeks = {};
-      break;
-    case "joined":
-      line = ev("joined", e.name);
-      break;
-    case "left":
-      line = before ? ev("left", before.room.seats[e.seat]?.name ?? "?") : null;
-      break;
-    case "disconnected":
-      line = ev("disconnected", who(e.seat));
-      break;
-    case "connected":
-      if (e.seat !== me) line = ev("connected", who(e.seat));
-      break;
-    case "bot_added":
-      line = ev("botAdded", e.name, levelName(e.level));
-      break;
-    case "bot_removed":
-      line = before ? ev("botRemoved", before.room.seats[e.seat]?.name ?? "?") : null;
-      break;
-    case "bot_level":
-      line = ev("botLevel", who(e.seat), levelName(e.level));
-      break;
-    case "stand_in":
-      line = ev("standIn", who(e.seat));
       break;
     case "reaction":
       app.reactions.push({ seat: e.seat, emoji: e.emoji, until: performance.now() + 2500 });
@@ -312,6 +264,10 @@ function onEvent(e, before) {
     default:
       break;
   }
+  const who = (seat) => names()[seat] ?? "?";
+  const whoBefore = (seat) => before?.room.seats[seat]?.name ?? "?";
+  // A departure seen in the first state has no name to tell.
+  const line = (e.type === "left" || e.type === "bot_removed") && !before ? null : eventLine(e, me, who, whoBefore);
   if (line) {
     app.lines.push(line);
     if (app.lines.length > 30) app.lines.shift();
@@ -323,6 +279,10 @@ async function loadHistory(code) {
     const response = await fetch(`/api/rooms/${encodeURIComponent(code)}/games`);
     if (!response.ok) return;
     app.history = { code, games: await response.json() };
+    // The games this seat played stay openable (their replays) after the room closes.
+    const seat = app.state?.you?.seat;
+    const name = seat !== null && seat !== undefined ? app.state.room.seats[seat]?.name : null;
+    if (app.session?.room === code) rememberGames(code, app.history.games, name, app.session.token);
     render();
   } catch {
     /* offline: the list comes next time */
@@ -335,6 +295,7 @@ async function loadGoneGames(session) {
     const response = await fetch(`/api/rooms/${encodeURIComponent(session.room)}/games`);
     if (!response.ok || app.gone?.room !== session.room) return;
     app.gone.games = await response.json();
+    rememberGames(session.room, app.gone.games, session.name, session.token);
     render();
   } catch {
     /* offline: nothing to offer */
@@ -368,6 +329,7 @@ function render() {
 
 function screen() {
   if (app.screen === "rules") return rulesScreen();
+  if (app.screen === "replay") return replayScreen();
   if (app.screen === "room" && app.state) {
     return app.state.room.phase === "lobby" ? lobbyScreen() : tableScreen();
   }
@@ -411,6 +373,11 @@ setInterval(tick, 250);
 // -- start -------------------------------------------------------------------------------------------
 
 async function start() {
+  if (app.replayId) {
+    app.screen = "replay";
+    openReplay(app.replayId);
+    return;
+  }
   const code = app.joinCode;
   const held = code ? sessionFor(code) : null;
   if (held && !held.left) {

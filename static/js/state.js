@@ -24,6 +24,7 @@ export const app = {
   notice: null,
   unavailable: null, // the server's text while the room cannot save (an "unavailable" message), else null
   joinCode: codeFromPath(),
+  replayId: gameFromPath(), // the game whose replay this page shows (/g/GAME_ID), or ""
   roomInfo: null,
   busy: false,
   history: null, // {code, games} of the room's finished games
@@ -48,6 +49,11 @@ export const actions = {
 function codeFromPath() {
   const m = location.pathname.match(/^\/r\/([A-Za-z0-9]{4,8})\/?$/);
   return m ? m[1].toUpperCase() : "";
+}
+
+function gameFromPath() {
+  const m = location.pathname.match(/^\/g\/([A-Za-z0-9_-]{1,64})\/?$/);
+  return m ? m[1] : "";
 }
 
 export function mySeat() {

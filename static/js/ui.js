@@ -241,7 +241,12 @@ function gamesPanel(title, games, mine, token) {
             g.abandoned ? h("span", { class: "muted" }, t("abandoned")) : null,
           ),
           mine(g)
-            ? h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id, token) }, t("downloadRecord"))
+            ? h(
+                "span",
+                { class: "game-links" },
+                h("a", { class: "button small", href: `/g/${encodeURIComponent(g.id)}`, "data-key": `replay-${g.id}` }, t("replayShort")),
+                h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id, token) }, t("downloadRecord")),
+              )
             : null,
         ),
       ),

@@ -211,8 +211,19 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ana.page.locator("#results-title")).to_have_text("Winner: Cem")
         expect(ben.page.locator("#results-title")).to_have_text("Gewinner: Cem")
         expect(ana.page.locator(".history .past-games li")).to_have_count(1)
+        expect(ana.page.locator('.history .past-games [data-key^="replay-"]')).to_be_visible()
         cem.shot("game-over", axe)
         ana.shot("game-over", axe)
+        # The game just played, watched again: the results link it, and the device keeps it for later.
+        watch_again = cem.page.locator('[data-key="watch-replay"]')
+        expect(watch_again).to_have_attribute("href", re.compile(r"^/g/\w+$"))
+        again = cem.context.new_page()
+        again.goto(base + "/")
+        expect(again.locator(".recent-games li")).to_have_count(1)
+        again.goto(base + str(watch_again.get_attribute("href")))
+        expect(again.locator(".screen.replay.table")).to_be_visible()
+        expect(again.locator(".opponents .seat")).to_have_count(3)  # everything open: every seat in the row
+        again.close()
         ana.click("rematch")  # back to the lobby, with the same players and options
         for phone in (ana, ben, cem):
             expect(phone.page.locator(".lobby")).to_be_visible()

@@ -85,7 +85,7 @@ async def test_images_are_not_compressed_again(http: httpx.AsyncClient) -> None:
     assert body == (DEFAULT_STATIC / "icons/icon-512.png").read_bytes()
 
 
-@pytest.mark.parametrize("path", ["/", "/js/i18n.js", "/r/ABCDEF", "/icons/icon-192.png"])
+@pytest.mark.parametrize("path", ["/", "/js/i18n.js", "/r/ABCDEF", "/g/abc123", "/icons/icon-192.png"])
 @pytest.mark.parametrize("headers", [GZIP, IDENTITY])
 async def test_a_browser_that_has_the_file_gets_304(
     http: httpx.AsyncClient, path: str, headers: dict[str, str]
@@ -123,7 +123,7 @@ async def test_the_gzip_and_the_plain_file_have_different_etags(http: httpx.Asyn
 
 async def test_the_page_is_revalidated_and_the_hashed_files_kept_a_year(http: httpx.AsyncClient) -> None:
     page = (await http.get("/")).text
-    for path in ["/", "/index.html", "/r/ABCDEF", "/js/main.js", "/css/app.css", "/manifest.webmanifest"]:
+    for path in ["/", "/index.html", "/r/ABCDEF", "/g/abc123", "/js/main.js", "/css/app.css", "/manifest.webmanifest"]:
         assert (await http.get(path)).headers["cache-control"] == "no-cache", path
     references = local_references(page)
     assert references
@@ -180,7 +180,7 @@ async def test_the_manifest_and_its_icons_are_served(http: httpx.AsyncClient) ->
 
 async def test_head_on_hashed_and_compressed_files(http: httpx.AsyncClient) -> None:
     page = (await http.get("/")).text
-    paths = [*local_references(page), *import_map(page).values(), "/", "/r/ABCDEF", "/js/net.js"]
+    paths = [*local_references(page), *import_map(page).values(), "/", "/r/ABCDEF", "/g/abc123", "/js/net.js"]
     for path in paths:
         for headers in (GZIP, IDENTITY):
             got, got_body = await raw(http, "GET", path, headers)

@@ -1,5 +1,5 @@
-"""The web client's pages: the join page ``/r/{code}``, and ``/`` when the static folder is missing (the
-static files themselves are mounted by ``create_app``)."""
+"""The web client's pages: the join page ``/r/{code}``, a finished game's replay ``/g/{game_id}``, and ``/``
+when the static folder is missing (the static files themselves are mounted by ``create_app``)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,25 @@ from crisp_server.web.services import ServicesDep
 router = APIRouter()
 
 
-@router.get("/r/{code}", response_class=HTMLResponse, responses=api.JOIN_PAGE)
-async def join_page(request: Request, code: str, services: ServicesDep) -> Response:
-    """The web client's page (the client reads the code from the path), revalidated on each visit."""
+def app_shell(request: Request, services: ServicesDep) -> Response:
+    """The web client's one page (it reads what to show from its path), revalidated on each visit."""
     client = services.client
     if client is None or client.page is None:
         return services.missing_client()
     return client.response(client.page, request.headers, immutable=False)
+
+
+@router.get("/r/{code}", response_class=HTMLResponse, responses=api.JOIN_PAGE)
+async def join_page(request: Request, code: str, services: ServicesDep) -> Response:
+    """The web client's page, which opens the join screen for the room ``code``."""
+    return app_shell(request, services)
+
+
+@router.get("/g/{game_id}", response_class=HTMLResponse, responses=api.REPLAY_PAGE)
+async def replay_page(request: Request, game_id: str, services: ServicesDep) -> Response:
+    """The web client's page, which opens the replay of the finished game ``game_id`` (the page asks
+    ``/api/games/{game_id}/replay`` with the seat token this device holds, and says what went wrong)."""
+    return app_shell(request, services)
 
 
 #: Served at ``/`` only when the static folder is missing (otherwise the folder is mounted there).

@@ -4,6 +4,7 @@
 
 import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
+import { recentGames } from "../games.js";
 import { loadSessions } from "../net.js";
 import { actions, app } from "../state.js";
 import { LEVELS, askName, goneGamesPanel, nameField, topButtons } from "../ui.js";
@@ -264,6 +265,29 @@ function yourRooms(code, held) {
   );
 }
 
+/** The finished games this device played: each opens its replay. */
+function recentGamesPanel() {
+  const games = recentGames();
+  if (!games.length) return null;
+  return h(
+    "div",
+    { class: "card-panel history recent-games" },
+    h("h2", {}, t("recentGames")),
+    h(
+      "ol",
+      { class: "past-games" },
+      games.map((g) =>
+        h(
+          "li",
+          {},
+          h("span", { class: "past-scores" }, g.room ? h("span", { class: "code-badge small" }, g.room) : null, ` ${g.players.join(", ")}`),
+          h("a", { class: "button small", href: `/g/${encodeURIComponent(g.id)}`, "data-key": `replay-${g.id}` }, t("replayShort")),
+        ),
+      ),
+    ),
+  );
+}
+
 export function homeScreen() {
   const code = app.joinCode;
   // The seats this device holds, read once per drawing (a followed room draws this screen on every update).
@@ -281,5 +305,6 @@ export function homeScreen() {
     mine ? [linkCard(code, mine), nameCard()] : [nameCard(), code ? linkCard(code, null) : null],
     practiceCard(),
     friendsCard(code),
+    recentGamesPanel(),
   );
 }

@@ -58,14 +58,19 @@ function roundTable(r, table, room, over) {
   );
 }
 
-/** Why the caller got -5 or +5, in words. */
-function callerLine(r, room) {
+/** Why the caller got -5 or +5, in words (null in a round nobody called), with `seats` the room's seats. */
+export function callerText(r, seats) {
   if (r.caller === null || r.caller === undefined) return null;
-  const name = room.seats[r.caller]?.name ?? "";
+  const name = seats[r.caller]?.name ?? "";
   const bonus = r.points[r.caller] - r.sums[r.caller];
-  if (bonus < 0) return h("p", { class: "caller-line" }, t("callerAlone", name));
-  const rivals = room.seats.map((_, i) => i).filter((i) => i !== r.caller && r.sums[i] <= r.sums[r.caller]);
-  return h("p", { class: "caller-line" }, t("callerBeaten", name, rivals.map((i) => room.seats[i]?.name ?? "").join(", "), rivals.length));
+  if (bonus < 0) return t("callerAlone", name);
+  const rivals = seats.map((_, i) => i).filter((i) => i !== r.caller && r.sums[i] <= r.sums[r.caller]);
+  return t("callerBeaten", name, rivals.map((i) => seats[i]?.name ?? "").join(", "), rivals.length);
+}
+
+function callerLine(r, room) {
+  const text = callerText(r, room.seats);
+  return text ? h("p", { class: "caller-line" }, text) : null;
 }
 
 /** Why the game ended: who reached the score limit ("Ben reached the limit of 50 points"). */
@@ -101,6 +106,13 @@ function fairLine(check) {
   if (check === "ok") return h("p", { class: "fair ok" }, `✓ ${t("deckVerifiedPlain")} `, how);
   if (check === "fail") return h("p", { class: "fair fail" }, `✗ ${t("deckNotVerifiedPlain")} `, how);
   return h("p", { class: "fair" }, t("deckChecking"));
+}
+
+/** The game just ended, watched again: its replay, once the room's list of games names it. */
+function replayLink(room) {
+  const newest = app.history?.code === room.code ? app.history.games[0] : null;
+  if (!newest || app.state.you.seat === null) return null;
+  return h("a", { class: "link replay-link", href: `/g/${encodeURIComponent(newest.id)}`, "data-key": "watch-replay" }, t("watchReplay"));
 }
 
 export function roundOverlay() {
@@ -144,6 +156,7 @@ export function roundOverlay() {
             ? h("p", { class: "muted" }, t("waitingOthers"))
             : h("button", { class: "primary big", "data-key": "ready", onclick: () => send({ type: "ready" }) }, t("ready")),
       !over && ends ? h("p", { class: "muted countdown", dataset: { ends: String(ends), format: "next" } }) : null,
+      over ? replayLink(room) : null,
     ),
   );
 }

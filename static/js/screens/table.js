@@ -1,4 +1,8 @@
 // The table: the other players' seats, the piles, your hand, the moves you may make, the peek at the deal.
+// It is drawn from a scene: the state as the server sends it (room, table, you), the lines that tell the
+// moves, the cards peeked at and whether the round's hands lie face up. Live play makes its scene from the
+// connection's state (liveScene); the replay makes one for each step of a finished game, with its own bar and
+// controls in place of the live ones, so that both draw the same table.
 
 import { cardFace, spoken } from "../cards.js";
 import { h } from "../dom.js";
@@ -14,8 +18,19 @@ const REACTIONS = ["👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "🍀
 const send = (message) => actions.send(message);
 const render = () => actions.render();
 
-export function tableScreen() {
-  const { room, table, you } = app.state;
+/** The scene being drawn (set by tableScreen for the drawing's duration). */
+let scene = null;
+
+/** The live game's scene: the state the server sent, its lines and peeks, and the round's reveal. */
+export function liveScene() {
+  return { state: app.state, lines: app.lines, peeks: app.peeks, reveal: revealing(), live: true, bar: null, foot: null };
+}
+
+/** The table of `drawn` (a scene: {state, lines, peeks, reveal, live, bar, foot}; a replay gives its own
+ * `bar` and `foot`, and no moves are offered where `live` is false). */
+export function tableScreen(drawn = liveScene()) {
+  scene = drawn;
+  const { room, table, you } = scene.state;
   const r = table.round;
   const me = you.seat;
   const n = room.seats.length;
@@ -23,27 +38,30 @@ export function tableScreen() {
   const phase = room.phase;
   const myTurn = phase === "play" && r && r.turn === me;
   const ended = phase === "round_over" || phase === "game_over";
-  const reveal = ended && revealing();
+  const reveal = ended && scene.reveal;
   shownNow.clear();
   const screen = h(
     "section",
     { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}` },
-    tableBar(),
+    scene.live ? tableBar() : scene.bar,
     h("div", { class: "opponents", role: "list" }, order.map((s) => seatBox(s))),
     phase === "peek" ? peekPanel() : centerArea(r, me, myTurn),
     phase === "peek" ? null : turnState(r, me, myTurn),
-    me === null ? h("p", { class: "spectating" }, t("spectating"), " · ", limitNote("limitWatching")) : myHand(r, me, myTurn),
+    me !== null ? myHand(r, me, myTurn) : scene.live ? h("p", { class: "spectating" }, t("spectating"), " · ", limitNote("limitWatching")) : null,
     me === null ? null : myLine(r, me),
-    actionBar(r, me, myTurn),
+    scene.live ? actionBar(r, me, myTurn) : null,
     // A hint takes the events' place until the game moves on: the same line, so nothing else moves.
     app.hint
       ? h("p", { class: "event-line hint-line", "aria-live": "polite" }, h("span", {}, h("span", { "aria-hidden": "true" }, "💡 "), app.hint.text))
-      : h("p", { class: "event-line", "aria-live": "polite" }, app.lines.slice(-2).map((l) => h("span", {}, l))),
+      : scene.live
+        ? h("p", { class: "event-line", "aria-live": "polite" }, scene.lines.slice(-2).map((l) => h("span", {}, l)))
+        : null,
     // Reactions are for people: in a practice game (only computer players besides you) their row gives
     // its room to the hint.
-    me === null || app.state.you.hints ? null : reactionBar(),
+    me === null || you.hints || !scene.live ? null : reactionBar(),
     // The round's end: every hand face up on the table for a moment, then the results over it.
-    ended && !reveal ? roundOverlay() : null,
+    ended && !reveal && scene.live ? roundOverlay() : null,
+    scene.foot,
   );
   for (const key of firstSeen.keys()) if (!shownNow.has(key)) firstSeen.delete(key);
   for (const key of hintedKeys()) screen.querySelector(`[data-key="${key}"]`)?.classList.add("hinted");
@@ -54,7 +72,7 @@ export function tableScreen() {
 
 /** Whether to offer the Hint button: in a practice game (you.hints), on your move or in your crisp window. */
 function hintOffered(r, me, myTurn) {
-  const { you } = app.state;
+  const { you } = scene.state;
   if (!you.hints || me === null || !r || app.queen) return false;
   return you.can.includes("crisp") || (myTurn && you.can.length > 0);
 }
@@ -136,7 +154,7 @@ function moveButton(key, attrs, onpress, ...children) {
 }
 
 function tableBar() {
-  const { room, table } = app.state;
+  const { room, table } = scene.state;
   const r = table.round;
   return h(
     "header",
@@ -162,11 +180,11 @@ function tableBar() {
 /** The turn clock's seconds as players read them: never more than the limit (the clock of a move
  * includes the 2-second wait before it, which the limit does not). */
 function turnLimitMs() {
-  return (app.state.table.options.turn_seconds ?? 60) * 1000;
+  return (scene.state.table.options.turn_seconds ?? 60) * 1000;
 }
 
 function seatBox(seat) {
-  const { room, table } = app.state;
+  const { room, table } = scene.state;
   const r = table.round;
   const info = room.seats[seat];
   const turn = r && !r.ended && r.turn === seat && room.phase === "play";
@@ -218,7 +236,10 @@ function seatBox(seat) {
       "div",
       { class: "seat-tags" },
       // A computer player's seat is always connected: its robot says more than the dot.
-      info.bot
+      // A replay says nothing of connections: it shows the game, not who was there.
+      !scene.live
+        ? null
+        : info.bot
         ? robot(info)
         : info.stand_in
           ? h("span", { class: "robot", "aria-hidden": "true" }, "🤖") // the name says "playing for Ana"
@@ -236,7 +257,7 @@ function seatBox(seat) {
 
 /** A seat's sum while the round's hands lie face up, or null. */
 function shownSum(r, seat) {
-  if (!r || !r.sums || !revealing()) return null;
+  if (!r || !r.sums || !scene.reveal) return null;
   return h("span", { class: "total sum", "aria-label": `${t("sum")}: ${r.sums[seat]}` }, `=${r.sums[seat]}`);
 }
 
@@ -246,9 +267,9 @@ function dealerTag() {
 
 function centerArea(r, me, myTurn) {
   if (!r) return null;
-  const can = app.state.you.can;
+  const can = scene.state.you.can;
   const top = r.discard.length ? r.discard[r.discard.length - 1] : null;
-  const drawnCard = app.state.you.drawn_card ?? (r.drawn && r.turn === me ? r.drawn.card : null);
+  const drawnCard = scene.state.you.drawn_card ?? (r.drawn && r.turn === me ? r.drawn.card : null);
   let middle = null;
   if (can.includes("crisp")) {
     // In the drawn card's place, away from the move buttons: never where the finger just was.
@@ -305,34 +326,36 @@ function centerArea(r, me, myTurn) {
 }
 
 function room() {
-  return app.state.room;
+  return scene.state.room;
 }
 
 /** Whose move it is, in words, with its countdown: "Ana may call Crisp 2", then "Ben: draw 30". */
 function turnState(r, me, myTurn) {
-  if (r && r.sums && revealing()) {
+  if (r && r.sums && scene.reveal) {
     const caller = r.caller !== null ? room().seats[r.caller]?.name : null;
     return h("p", { class: "turn-state prompt reveal-line", role: "status" }, h("span", { class: "prompt-text" }, caller ? t("revealCalled", caller) : t("revealAll")));
   }
   if (!r || room().phase !== "play") return h("p", { class: "turn-state" });
-  const { you } = app.state;
+  const { you } = scene.state;
   const can = you.can;
   const now = performance.now();
   const nameOf = (seat) => room().seats[seat]?.name ?? "";
   const mayDraw = clockIn("may_draw_in");
   const windowEnds = clockIn("window_closes_in");
-  const waiting = r.window && mayDraw !== null && mayDraw > now + 50 && !r.drawn;
+  // A replay tells the window while it is open (no clock runs there).
+  const waiting = scene.live ? r.window && mayDraw !== null && mayDraw > now + 50 && !r.drawn : Boolean(r.window && !r.drawn);
   let text;
   let countdown = null;
   if (waiting) {
     // The crisp window's first two seconds: the next player may not draw yet.
     const caller = r.window.seat;
-    if (caller === me) text = t("youMayCall");
-    else text = myTurn ? t("mayCallThenYou", nameOf(caller)) : t("mayCall", nameOf(caller));
-    renderAt(mayDraw);
+    if (caller === me && scene.live) text = t("youMayCall");
+    else text = myTurn && scene.live ? t("mayCallThenYou", nameOf(caller)) : t("mayCall", nameOf(caller));
+    if (mayDraw !== null) renderAt(mayDraw);
     if (windowEnds) countdown = h("span", { class: "countdown window-count", dataset: { ends: String(windowEnds) } });
   } else {
-    if (app.queen && app.queen.slot) text = t("queenPickTheirsFor", slotName(app.queen.slot));
+    if (!scene.live) text = r.drawn ? t("turnPlay", nameOf(r.turn)) : t("turnDraw", nameOf(r.turn)); // told, not asked
+    else if (app.queen && app.queen.slot) text = t("queenPickTheirsFor", slotName(app.queen.slot));
     else if (app.queen) text = t("queenPickMine");
     else if (myTurn && can.includes("swap") && !can.includes("discard") && !can.includes("jack") && !can.includes("queen")) text = t("mustSwapHint");
     else if (myTurn && can.includes("swap")) text = can.includes("discard") ? t("swapOrDiscardHint") : t("swapHint");
@@ -344,14 +367,15 @@ function turnState(r, me, myTurn) {
     if (deadline) countdown = ring(Math.min(deadline, now + turnLimitMs()), turnLimitMs(), t("timeLeftLabel"));
   }
   const bits = [h("span", { class: "prompt-text" }, text), countdown];
-  const extra = r.extra_moves + (app.kingTurn === r.turn ? 1 : 0);
-  if (extra > 0 && (app.kingTurn === r.turn || r.extra_moves > 0)) bits.push(h("span", { class: "badge extra-moves" }, t("extraMovesToPlay", extra)));
+  const kingNow = scene.live && app.kingTurn === r.turn;
+  const extra = r.extra_moves + (kingNow ? 1 : 0);
+  if (extra > 0 && (kingNow || r.extra_moves > 0)) bits.push(h("span", { class: "badge extra-moves" }, t("extraMovesToPlay", extra)));
   if (r.caller !== null) bits.push(h("span", { class: "badge crisp-badge final-turns" }, t("finalTurnsLeft", nameOf(r.caller), r.final_turns_left ?? 0)));
-  return h("p", { class: `turn-state prompt ${myTurn && !waiting ? "mine" : ""}`, role: "status" }, bits);
+  return h("p", { class: `turn-state prompt ${myTurn && !waiting && scene.live ? "mine" : ""}`, role: "status" }, bits);
 }
 
 function myHand(r, me, myTurn) {
-  const can = app.state.you.can;
+  const can = scene.state.you.can;
   const mine = app.reactions.filter((x) => x.seat === me && x.until > performance.now());
   const hand = r?.hands?.[me];
   const swapping = myTurn && can.includes("swap") && !app.queen;
@@ -361,7 +385,7 @@ function myHand(r, me, myTurn) {
     "div",
     { class: "my-hand" },
     SLOTS.map((slot, i) => {
-      const peek = app.peeks[slot];
+      const peek = scene.peeks[slot];
       const shown = hand ? hand[i] : peek && peek.until > now ? peek.card : null;
       const active = swapping || pickingQueen;
       const picked = app.queen?.slot === slot;
@@ -400,7 +424,7 @@ function myHand(r, me, myTurn) {
 /** The score limit beside a game score: "of 100" (the game ends when a total reaches it; said in full to
  * screen readers). */
 function limitNote(key = "limitShort") {
-  const limit = app.state.table.options.score_limit;
+  const limit = scene.state.table.options.score_limit;
   return h(
     "span",
     { class: "limit" },
@@ -411,7 +435,7 @@ function limitNote(key = "limitShort") {
 
 /** Your own name, total and dealer marker, always in sight. */
 function myLine(r, me) {
-  const { room, table } = app.state;
+  const { room, table } = scene.state;
   const total = table.totals[me] ?? 0;
   return h(
     "p",
@@ -419,7 +443,7 @@ function myLine(r, me) {
     h("span", { class: "my-name" }, room.seats[me]?.name ?? ""),
     r && r.dealer === me ? dealerTag() : null,
     r && r.caller === me ? h("span", { class: "badge tiny crisp-badge" }, "Crisp") : null,
-    r && r.sums && revealing()
+    r && r.sums && scene.reveal
       ? h("span", { class: "my-total sum" }, `${t("sum")} ${r.sums[me]}`)
       : h("span", { class: "my-total" }, t("yourTotal", total), " ", limitNote()),
   );
@@ -427,7 +451,7 @@ function myLine(r, me) {
 
 function actionBar(r, me, myTurn) {
   if (!r || me === null) return null;
-  const can = app.state.you.can;
+  const can = scene.state.you.can;
   const buttons = [];
   if (myTurn && !app.queen) {
     if (can.includes("draw_deck")) buttons.push(moveButton("act-draw", { class: "primary" }, () => send({ type: "draw", from: "deck" }), t("draw")));
@@ -459,7 +483,7 @@ function reactionBar() {
 
 /** The deal's peek, in the piles' place: nothing may cover the cards it shows. */
 function peekPanel() {
-  const { room, you } = app.state;
+  const { room, you } = scene.state;
   const ends = clockIn("peek_ends_in");
   const me = you.seat;
   const ready = me !== null && room.seats[me]?.ready;
