@@ -1,10 +1,11 @@
-"""Reads: the rooms to rebuild after a restart or an outage, a game's record, a room's past games, and
-retention (the purge of idle lobbies and old games).
+"""Reads: the rooms to rebuild after a restart or an outage, a game's record, a room's past games and
+standings, and retention (the purge of idle lobbies and old games).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -13,10 +14,13 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crisp_server.engine import Record, parse_record
+from crisp_server.engine import MalformedRecord, Record, parse_record
 
 from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
 from .operations import SeatData, utc_now
+from .standings import GameTally, Standings, TallyCache, best_rounds, standings
+
+log = logging.getLogger("crisp.store")
 
 
 @dataclass(slots=True)
@@ -60,6 +64,8 @@ class Reads:
 
     sessions: async_sessionmaker[AsyncSession]
     _writing: asyncio.Lock
+    #: Ended games' standings tallies (they never change), so that a room's standings replay each game once.
+    _tallies: TallyCache
 
     async def open_rooms(self) -> list[StoredRoom]:
         """Every room that was not closed, with its running game rebuilt as a record."""
@@ -175,6 +181,38 @@ class Reads:
                 }
                 for game, result in rows
             ]
+
+    async def room_standings(self, room_id: str) -> Standings:
+        """The room's ended games (won or abandoned) summed per player name (``standings.py``)."""
+        async with self.sessions() as session:
+            rows = (
+                await session.execute(
+                    select(GameRow, ResultRow)
+                    .join(ResultRow, ResultRow.game_id == GameRow.id)
+                    .where(GameRow.room_id == room_id)
+                    .order_by(ResultRow.finished_at)
+                )
+            ).all()
+            tallies: list[GameTally] = []
+            for game, result in rows:
+                tally = self._tallies.get(game.id)
+                if tally is None:
+                    document, _ = await _game_document(session, game)
+                    try:
+                        best = best_rounds(parse_record(document))
+                    except MalformedRecord as e:  # never written so; counted still, without its rounds
+                        log.error("game %s does not replay from its record: %s", game.id, e)
+                        best = (None,) * len(game.players)
+                    tally = GameTally(
+                        tuple(game.players),
+                        tuple(result.totals),
+                        tuple(result.winners),
+                        game.abandoned,
+                        best,
+                    )
+                    self._tallies.put(game.id, tally)
+                tallies.append(tally)
+        return standings(tallies)
 
     async def purge(self, idle_lobby: timedelta, keep_finished: timedelta) -> tuple[int, int]:
         """Retention: close lobbies idle for ``idle_lobby``; delete games finished before ``keep_finished``,

@@ -1,0 +1,199 @@
+"""A room's standings on each database: wins, ties, abandoned games, best rounds, later joiners, the cache."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from crisp_server.engine import Game, Options, Record, replay
+from crisp_server.simulate import play_random_game
+from crisp_server.store import reads
+from crisp_server.store.operations import (
+    AppendAction,
+    FinishGame,
+    SaveRoom,
+    SeatData,
+    SetClock,
+    StartGame,
+    StartRound,
+)
+from crisp_server.store.standings import GameTally, PlayerStanding, TallyCache, best_rounds, standings
+from crisp_server.store.store import Store
+
+OPTIONS = {"score_limit": 50, "turn_seconds": 30, "discard_draw": True}
+
+
+def _played(names: list[str], seed: int) -> tuple[Game, Record]:
+    game, record = play_random_game(len(names), Options(50, 30, True), random.Random(seed))
+    return game, replace(record, players=tuple(names))
+
+
+async def _store(store: Store, room_id: str, game_id: str, names: list[str], seed: int, *, end: str) -> Record:
+    """Store a random game in ``room_id`` the way a room does; ``end``: "won", "abandoned" (after its first
+    round) or "running". The game's record."""
+    game, record = _played(names, seed)
+    seats = tuple(SeatData(n, f"{i:064x}", False, None) for i, n in enumerate(names))
+    await store.commit(
+        [
+            SaveRoom(room_id, "C" + room_id[-5:].upper().rjust(5, "A"), "http://x/r/C", "play", 0, OPTIONS, seats),
+            StartGame(game_id, room_id, tuple(names), tuple(s.token_hash for s in seats), OPTIONS, record.first_dealer),
+        ]
+    )
+    rounds = record.rounds[:1] if end == "abandoned" else record.rounds
+    for k, rr in enumerate(rounds):
+        await store.commit([StartRound(game_id, k, rr.deck, "ab" * 16)])
+        await store.commit([AppendAction(game_id, k, i, timed) for i, timed in enumerate(rr.actions)])
+        r = game.rounds[k]
+        if r.ended:
+            assert r.end_at is not None
+            await store.commit([SetClock(game_id, k, r.end_at, ended=True)])
+    if end == "won":
+        await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
+    elif end == "abandoned":
+        first = game.rounds[0].points
+        assert first is not None
+        await store.commit([FinishGame(game_id, first, (), abandoned=True)])
+    return replace(record, rounds=list(rounds))
+
+
+def _expected_best(record: Record) -> list[int | None]:
+    """Each seat's lowest round points, read from the engine's result object (``replay``)."""
+    result = replay(record)
+    ended = [r["points"] for r in result["rounds"] if r["ended"]]
+    return [min(points[seat] for points in ended) if ended else None for seat in range(len(record.players))]
+
+
+async def test_the_standings_sum_every_ended_game_of_the_room(store: Store) -> None:
+    first = await _store(store, "roomaa", "g1", ["Ana", "Ben"], seed=1, end="won")
+    # Cem joined later: two games, not three.
+    second = await _store(store, "roomaa", "g2", ["Ana", "Ben", "Cem"], seed=2, end="won")
+    third = await _store(store, "roomaa", "g3", ["Cem", "Ana", "Ben"], seed=3, end="abandoned")
+    await _store(store, "roomaa", "g4", ["Ana", "Ben", "Cem"], seed=4, end="running")  # not counted
+    await _store(store, "roombb", "g5", ["Ana", "Dora"], seed=5, end="won")  # another room
+
+    got = await store.room_standings("roomaa")
+    assert (got.games, got.abandoned) == (3, 1)
+
+    want: dict[str, PlayerStanding] = {n: PlayerStanding(n) for n in ("Ana", "Ben", "Cem")}
+    for record, won in ((first, True), (second, True), (third, False)):
+        result = replay(record)
+        totals = result["rounds"][-1]["totals"]
+        for seat, name in enumerate(record.players):
+            p = want[name]
+            p.games += 1
+            p.points += totals[seat]
+            p.wins += won and seat in result["winners"]
+            best = _expected_best(record)[seat]
+            if best is not None and (p.best_round is None or best < p.best_round):
+                p.best_round = best
+    assert {p.name: p for p in got.players} == want
+    assert want["Cem"].games == 2
+    assert sum(p.wins for p in got.players) >= 2, "each won game has a winner"
+    ranks = [(-p.wins, p.points) for p in got.players]
+    assert ranks == sorted(ranks), "most wins first, then fewest points"
+
+    assert (await store.room_standings("roombb")).games == 1
+    empty = await store.room_standings("nosuchroom")
+    assert (empty.games, empty.abandoned, empty.players) == (0, 0, [])
+
+
+async def test_an_abandoned_game_counts_as_played_without_a_winner(store: Store) -> None:
+    record = await _store(store, "roomcc", "g1", ["Ana", "Ben", "Cem"], seed=7, end="abandoned")
+    got = await store.room_standings("roomcc")
+    assert (got.games, got.abandoned) == (1, 1)
+    points = replay(record)["rounds"][0]["points"]
+    by_name = {p.name: p for p in got.players}
+    for seat, name in enumerate(record.players):
+        assert (by_name[name].games, by_name[name].wins) == (1, 0)
+        assert by_name[name].points == points[seat]
+        assert by_name[name].best_round == points[seat], "its one ended round is the best"
+
+
+async def test_each_ended_game_is_replayed_once_then_read_from_the_cache(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replayed: list[int] = []
+
+    def counting(record: Record) -> tuple[int | None, ...]:
+        replayed.append(len(record.rounds))
+        return best_rounds(record)
+
+    monkeypatch.setattr(reads, "best_rounds", counting)
+    await _store(store, "roomdd", "g1", ["Ana", "Ben"], seed=11, end="won")
+    first = await store.room_standings("roomdd")
+    again = await store.room_standings("roomdd")
+    assert again == first
+    assert len(replayed) == 1
+    await _store(store, "roomdd", "g2", ["Ana", "Ben"], seed=12, end="won")
+    assert (await store.room_standings("roomdd")).games == 2
+    assert len(replayed) == 2, "only the new game was replayed"
+
+
+async def test_a_restarted_store_reads_the_same_standings(store: Store) -> None:
+    await _store(store, "roomee", "g1", ["Ana", "Ben", "Cem", "Dan"], seed=13, end="won")
+    await _store(store, "roomee", "g2", ["Ana", "Ben", "Cem", "Dan"], seed=14, end="abandoned")
+    before = await store.room_standings("roomee")
+    fresh = Store(store.url)
+    await fresh.start()
+    try:
+        assert await fresh.room_standings("roomee") == before
+    finally:
+        await fresh.close()
+
+
+# -- the sums alone, on games made up for the case -----------------------------------------------------
+
+
+def _tally(players: str, totals: tuple[int, ...], winners: tuple[int, ...], best: tuple[int | None, ...]) -> GameTally:
+    return GameTally(tuple(players.split()), totals, winners, False, best)
+
+
+def test_a_tie_is_a_win_for_each_tied_player_and_ranks_break_on_points_then_name() -> None:
+    got = standings(
+        [
+            _tally("Ana Ben Cem", (20, 20, 55), (0, 1), (0, 2, 5)),
+            _tally("Ben Cem", (60, 12), (1,), (4, -5)),
+            _tally("Cem Dora", (9, 9), (0, 1), (None, 3)),
+        ]
+    )
+    assert (got.games, got.abandoned) == (3, 0)
+    rows = [(p.name, p.games, p.wins, p.points, p.best_round) for p in got.players]
+    assert rows == [
+        ("Cem", 3, 2, 76, -5),
+        ("Dora", 1, 1, 9, 3),
+        ("Ana", 1, 1, 20, 0),
+        ("Ben", 2, 1, 80, 2),
+    ]
+
+
+def test_equal_wins_and_points_are_ranked_by_name() -> None:
+    got = standings([_tally("zoe Ana bob", (5, 5, 5), (0, 1, 2), (None, None, None))])
+    assert [p.name for p in got.players] == ["Ana", "bob", "zoe"]
+    assert all(p.best_round is None for p in got.players)
+
+
+def test_an_abandoned_game_has_no_winner_even_if_listed() -> None:
+    tally = replace(_tally("Ana Ben", (3, 8), (0,), (3, 8)), abandoned=True)
+    got = standings([tally])
+    assert (got.games, got.abandoned) == (1, 1)
+    assert [p.wins for p in got.players] == [0, 0]
+
+
+def test_the_best_round_is_the_lowest_points_of_an_ended_round() -> None:
+    _, record = _played(["A", "B", "C"], seed=21)
+    assert list(best_rounds(record)) == _expected_best(record)
+    assert any(b is not None for b in best_rounds(record))
+
+
+def test_the_cache_forgets_the_least_recently_used_past_its_capacity() -> None:
+    cache = TallyCache(capacity=2)
+    a, b, c = (_tally("Ana", (n,), (0,), (n,)) for n in (1, 2, 3))
+    cache.put("a", a)
+    cache.put("b", b)
+    assert cache.get("a") == a  # now the most recent
+    cache.put("c", c)
+    assert len(cache) == 2
+    assert cache.get("b") is None
+    assert (cache.get("a"), cache.get("c")) == (a, c)
