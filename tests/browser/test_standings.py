@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,22 +23,13 @@ from playwright.sync_api import Browser, Page, expect
 from crisp_server.client import CrispClient
 from crisp_server.engine import Options
 from crisp_server.rooms.tokens import hash_token
-from crisp_server.simulate import play_random_game
 from crisp_server.store.migrate import upgrade
-from crisp_server.store.operations import (
-    AppendAction,
-    FinishGame,
-    SaveRoom,
-    SeatData,
-    SetClock,
-    StartGame,
-    StartRound,
-)
 from crisp_server.store.store import Store
 from tests.browser.conftest import rigged_server
 from tests.browser.harness import contrast_problems, fits, open_page, watch
 from tests.e2e.procs import server_process
 from tests.e2e.test_restart import ROUND_1, ROUND_2, into_play, settle, two_player_game
+from tests.store.games import save_room, store_game
 
 NAMES = [
     "Alexandra-Marie Hohenzollern",
@@ -52,36 +42,12 @@ NAMES = [
     "Hanna-Lena Oberhuber",
 ]
 ME = 4  # the page's seat
-GAME_OPTIONS = {"score_limit": 50, "turn_seconds": None, "discard_draw": False}
+OPTIONS = Options(50, None, False)
 LOBBY, OVER = "ACDEFG", "HJKMNP"
 
 
 def token(room: str, seat: int) -> str:
     return f"{room}-token-{seat}"
-
-
-async def _store_game(store: Store, room: str, game_id: str, names: list[str], seed: int) -> None:
-    """A whole game of ``names`` played at random, stored as a room stores it, finished."""
-    game, record = play_random_game(len(names), Options(50, None, False), random.Random(seed))
-    await store.commit(
-        [
-            StartGame(
-                game_id,
-                room,
-                tuple(names),
-                tuple(hash_token(token(room, NAMES.index(n))) for n in names),
-                GAME_OPTIONS,
-                record.first_dealer,
-            )
-        ]
-    )
-    for k, rr in enumerate(record.rounds):
-        await store.commit([StartRound(game_id, k, rr.deck, "ab" * 16)])
-        await store.commit([AppendAction(game_id, k, i, timed) for i, timed in enumerate(rr.actions)])
-        end_at = game.rounds[k].end_at
-        assert end_at is not None
-        await store.commit([SetClock(game_id, k, end_at, ended=True)])
-    await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
 
 
 async def _evening(url: str) -> None:
@@ -92,14 +58,17 @@ async def _evening(url: str) -> None:
     await store.start()
     try:
         for room, phase in ((LOBBY, "lobby"), (OVER, "play")):
-            seats = tuple(SeatData(n, hash_token(token(room, i)), False, None) for i, n in enumerate(NAMES))
-            options = {**GAME_OPTIONS, "stand_in": None}
-            await store.commit([SaveRoom(room, room, f"http://127.0.0.1/r/{room}", phase, 0, options, seats)])
-        await _store_game(store, LOBBY, "lobby1", NAMES[:6], seed=1)
-        await _store_game(store, LOBBY, "lobby2", NAMES, seed=2)
-        await _store_game(store, LOBBY, "lobby3", NAMES[::-1], seed=3)
-        await _store_game(store, OVER, "over1", NAMES, seed=4)
-        await _store_game(store, OVER, "over2", NAMES, seed=5)  # the room shows its end
+            hashes = [hash_token(token(room, i)) for i in range(len(NAMES))]
+            await save_room(store, room, room, NAMES, phase=phase, options=OPTIONS, token_hashes=hashes)
+        for room, game_id, names, seed in (
+            (LOBBY, "lobby1", NAMES[:6], 1),
+            (LOBBY, "lobby2", NAMES, 2),
+            (LOBBY, "lobby3", NAMES[::-1], 3),
+            (OVER, "over1", NAMES, 4),
+            (OVER, "over2", NAMES, 5),  # the room shows its end
+        ):
+            hashes = [hash_token(token(room, NAMES.index(n))) for n in names]
+            await store_game(store, room, game_id, names, seed, options=OPTIONS, token_hashes=hashes)
     finally:
         await store.close()
 

@@ -7,55 +7,23 @@ from dataclasses import replace
 
 import pytest
 
-from crisp_server.engine import Game, Options, Record, replay
+from crisp_server.engine import Record, replay
 from crisp_server.simulate import play_random_game
 from crisp_server.store import reads
-from crisp_server.store.operations import (
-    AppendAction,
-    FinishGame,
-    SaveRoom,
-    SeatData,
-    SetClock,
-    StartGame,
-    StartRound,
-)
 from crisp_server.store.standings import GameTally, PlayerStanding, TallyCache, best_rounds, standings
 from crisp_server.store.store import Store
-
-OPTIONS = {"score_limit": 50, "turn_seconds": 30, "discard_draw": True}
-
-
-def _played(names: list[str], seed: int) -> tuple[Game, Record]:
-    game, record = play_random_game(len(names), Options(50, 30, True), random.Random(seed))
-    return game, replace(record, players=tuple(names))
+from tests.store.games import OPTIONS, save_room, store_game
 
 
 async def _store(store: Store, room_id: str, game_id: str, names: list[str], seed: int, *, end: str) -> Record:
-    """Store a random game in ``room_id`` the way a room does; ``end``: "won", "abandoned" (after its first
-    round) or "running". The game's record."""
-    game, record = _played(names, seed)
-    seats = tuple(SeatData(n, f"{i:064x}", False, None) for i, n in enumerate(names))
-    await store.commit(
-        [
-            SaveRoom(room_id, "C" + room_id[-5:].upper().rjust(5, "A"), "http://x/r/C", "play", 0, OPTIONS, seats),
-            StartGame(game_id, room_id, tuple(names), tuple(s.token_hash for s in seats), OPTIONS, record.first_dealer),
-        ]
-    )
-    rounds = record.rounds[:1] if end == "abandoned" else record.rounds
-    for k, rr in enumerate(rounds):
-        await store.commit([StartRound(game_id, k, rr.deck, "ab" * 16)])
-        await store.commit([AppendAction(game_id, k, i, timed) for i, timed in enumerate(rr.actions)])
-        r = game.rounds[k]
-        if r.ended:
-            assert r.end_at is not None
-            await store.commit([SetClock(game_id, k, r.end_at, ended=True)])
-    if end == "won":
-        await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
-    elif end == "abandoned":
-        first = game.rounds[0].points
-        assert first is not None
-        await store.commit([FinishGame(game_id, first, (), abandoned=True)])
-    return replace(record, rounds=list(rounds))
+    """A random game stored in ``room_id`` (its seats saved as they were for it); its record."""
+    await save_room(store, room_id, "C" + room_id[-5:].upper(), names)
+    return await store_game(store, room_id, game_id, names, seed, end=end)
+
+
+def _played(names: list[str], seed: int) -> Record:
+    _, record = play_random_game(len(names), OPTIONS, random.Random(seed))
+    return replace(record, players=tuple(names))
 
 
 def _expected_best(record: Record) -> list[int | None]:
@@ -182,7 +150,7 @@ def test_an_abandoned_game_has_no_winner_even_if_listed() -> None:
 
 
 def test_the_best_round_is_the_lowest_points_of_an_ended_round() -> None:
-    _, record = _played(["A", "B", "C"], seed=21)
+    record = _played(["A", "B", "C"], seed=21)
     assert list(best_rounds(record)) == _expected_best(record)
     assert any(b is not None for b in best_rounds(record))
 
