@@ -193,26 +193,24 @@ class Reads:
                     .order_by(ResultRow.finished_at)
                 )
             ).all()
-            tallies: list[GameTally] = []
-            for game, result in rows:
-                tally = self._tallies.get(game.id)
-                if tally is None:
-                    document, _ = await _game_document(session, game)
+            known = {game.id: self._tallies.get(game.id) for game, _ in rows}
+            missing = [(game, result) for game, result in rows if known[game.id] is None]
+            if missing:
+                documents = await _game_documents(session, [game for game, _ in missing])
+                for game, result in missing:
+                    # A game's replay takes a millisecond or a few: the rooms run between two of them.
+                    await asyncio.sleep(0)
                     try:
-                        best = best_rounds(parse_record(document))
+                        best = best_rounds(parse_record(documents[game.id]))
                     except MalformedRecord as e:  # never written so; counted still, without its rounds
                         log.error("game %s does not replay from its record: %s", game.id, e)
                         best = (None,) * len(game.players)
                     tally = GameTally(
-                        tuple(game.players),
-                        tuple(result.totals),
-                        tuple(result.winners),
-                        game.abandoned,
-                        best,
+                        tuple(game.players), tuple(result.totals), tuple(result.winners), game.abandoned, best
                     )
+                    known[game.id] = tally
                     self._tallies.put(game.id, tally)
-                tallies.append(tally)
-        return standings(tallies)
+        return standings(t for t in known.values() if t is not None)
 
     async def purge(self, idle_lobby: timedelta, keep_finished: timedelta) -> tuple[int, int]:
         """Retention: close lobbies idle for ``idle_lobby``; delete games finished before ``keep_finished``,
@@ -249,6 +247,25 @@ async def _game_document(session: AsyncSession, game: GameRow) -> tuple[dict[str
     for a in actions:
         by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
     return record_document(game, rounds, by_round), rounds
+
+
+async def _game_documents(session: AsyncSession, games: Sequence[GameRow]) -> dict[str, dict[str, Any]]:
+    """Several stored games as ``crisp-record/1`` documents by id, read in two queries for all of them."""
+    ids = [g.id for g in games]
+    rounds: dict[str, list[RoundRow]] = {}
+    for r in await session.scalars(select(RoundRow).where(RoundRow.game_id.in_(ids)).order_by(RoundRow.index)):
+        rounds.setdefault(r.game_id, []).append(r)
+    actions: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    # Plain rows, not ORM objects: a room's evening is thousands of actions, read once.
+    found = await session.execute(
+        select(ActionRow.game_id, ActionRow.round_index, ActionRow.at, ActionRow.seat, ActionRow.do, ActionRow.data)
+        .where(ActionRow.game_id.in_(ids))
+        .order_by(ActionRow.game_id, ActionRow.round_index, ActionRow.seq)
+    )
+    for a in found:
+        by_round = actions.setdefault(a.game_id, {}).setdefault(a.round_index, [])
+        by_round.append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
+    return {g.id: record_document(g, rounds.get(g.id, []), actions.get(g.id, {})) for g in games}
 
 
 def record_document(

@@ -6,10 +6,12 @@ import random
 from dataclasses import replace
 
 import pytest
+from sqlalchemy import delete
 
 from crisp_server.engine import Record, replay
 from crisp_server.simulate import play_random_game
 from crisp_server.store import reads
+from crisp_server.store.models import ActionRow, GameRow
 from crisp_server.store.standings import GameTally, PlayerStanding, TallyCache, best_rounds, standings
 from crisp_server.store.store import Store
 from tests.store.games import OPTIONS, save_room, store_game
@@ -165,3 +167,27 @@ def test_the_cache_forgets_the_least_recently_used_past_its_capacity() -> None:
     assert len(cache) == 2
     assert cache.get("b") is None
     assert (cache.get("a"), cache.get("c")) == (a, c)
+
+
+async def test_a_game_that_does_not_replay_is_counted_without_its_rounds(store: Store) -> None:
+    record = await _store(store, "roomff", "g1", ["Ana", "Ben"], seed=31, end="won")
+    assert len(record.rounds) > 1
+    async with store.sessions.begin() as session:  # the first round's moves lost: round 1 never ended
+        await session.execute(delete(ActionRow).where(ActionRow.game_id == "g1", ActionRow.round_index == 0))
+    got = await store.room_standings("roomff")
+    assert got.games == 1
+    assert [p.games for p in got.players] == [1, 1]
+    assert [p.best_round for p in got.players] == [None, None]
+    assert sum(p.wins for p in got.players) >= 1, "its result row still says who won"
+
+
+async def test_the_games_read_together_are_the_records_read_one_by_one(store: Store) -> None:
+    await _store(store, "roomgg", "g1", ["Ana", "Ben", "Cem"], seed=41, end="won")
+    await _store(store, "roomgg", "g2", ["Ana", "Ben"], seed=42, end="abandoned")
+    async with store.sessions() as session:
+        games = [g for g in (await session.get(GameRow, "g1"), await session.get(GameRow, "g2")) if g is not None]
+        together = await reads._game_documents(session, games)
+    for game_id in ("g1", "g2"):
+        alone = await store.game_record(game_id)
+        assert alone is not None
+        assert together[game_id] == alone[0]
