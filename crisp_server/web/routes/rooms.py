@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 from dataclasses import asdict
-from typing import Any
+from typing import Annotated, Any, Final
 
 import segno
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, Response
 
 from crisp_server.rooms.phase import Phase
@@ -99,8 +99,18 @@ async def room_games(request: Request, code: str, services: ServicesDep) -> list
     return await store.past_games(room_id) if store is not None else []
 
 
+#: What a room code may look like as typed (``normalize_code``: any case, blanks around): in the OpenAPI
+#: document only, so that a code outside it gets this route's own 422 (its sentence) rather than FastAPI's.
+_TYPED: Final = CODE_ALPHABET + "".join(c.lower() for c in CODE_ALPHABET if c.isalpha())
+CODE_AS_TYPED: Final = rf"^\s*[{_TYPED}]{{{CODE_LENGTH}}}\s*$"
+
+
 @router.get("/api/rooms/{code}/standings", response_model=api.Standings, responses=api.ROOM_STANDINGS)
-async def room_standings(request: Request, code: str, services: ServicesDep) -> dict[str, Any]:
+async def room_standings(
+    request: Request,
+    code: Annotated[str, Path(description="the room code", json_schema_extra={"pattern": CODE_AS_TYPED})],
+    services: ServicesDep,
+) -> dict[str, Any]:
     """The room's ended games since it opened, summed per player name: games, wins, points, best round.
     Read from the database (each ended game replayed once, then cached), so a restart loses nothing."""
     if not is_room_code(normalize_code(code)):
