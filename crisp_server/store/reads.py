@@ -1,10 +1,11 @@
-"""Reads: the rooms to rebuild after a restart or an outage, a game's record, a room's past games, and
-retention (the purge of idle lobbies and old games).
+"""Reads: the rooms to rebuild after a restart or an outage, a game's record, a room's past games and
+standings, and retention (the purge of idle lobbies and old games).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -13,10 +14,13 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crisp_server.engine import Record, parse_record
+from crisp_server.engine import MalformedRecord, Record, parse_record
 
 from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
 from .operations import SeatData, utc_now
+from .standings import GameTally, Standings, TallyCache, best_rounds, standings
+
+log = logging.getLogger("crisp.store")
 
 
 @dataclass(slots=True)
@@ -73,6 +77,8 @@ class Reads:
 
     sessions: async_sessionmaker[AsyncSession]
     _writing: asyncio.Lock
+    #: Ended games' standings tallies (they never change), so that a room's standings replay each game once.
+    _tallies: TallyCache
 
     async def open_rooms(self) -> list[StoredRoom]:
         """Every room that was not closed, with its running game rebuilt as a record."""
@@ -202,6 +208,36 @@ class Reads:
                 for game, result in rows
             ]
 
+    async def room_standings(self, room_id: str) -> Standings:
+        """The room's ended games (won or abandoned) summed per player name (``standings.py``)."""
+        async with self.sessions() as session:
+            rows = (
+                await session.execute(
+                    select(GameRow, ResultRow)
+                    .join(ResultRow, ResultRow.game_id == GameRow.id)
+                    .where(GameRow.room_id == room_id)
+                    .order_by(ResultRow.finished_at)
+                )
+            ).all()
+            known = {game.id: self._tallies.get(game.id) for game, _ in rows}
+            missing = [(game, result) for game, result in rows if known[game.id] is None]
+            if missing:
+                documents = await _game_documents(session, [game for game, _ in missing])
+                for game, result in missing:
+                    # A game's replay takes a millisecond or a few: the rooms run between two of them.
+                    await asyncio.sleep(0)
+                    try:
+                        best = best_rounds(parse_record(documents[game.id]))
+                    except MalformedRecord as e:  # never written so; counted still, without its rounds
+                        log.error("game %s does not replay from its record: %s", game.id, e)
+                        best = (None,) * len(game.players)
+                    tally = GameTally(
+                        tuple(game.players), tuple(result.totals), tuple(result.winners), game.abandoned, best
+                    )
+                    known[game.id] = tally
+                    self._tallies.put(game.id, tally)
+        return standings(t for t in known.values() if t is not None)
+
     async def purge(self, idle_lobby: timedelta, keep_finished: timedelta) -> tuple[int, int]:
         """Retention: close lobbies idle for ``idle_lobby``; delete games finished before ``keep_finished``,
         and closed rooms with no game left. The number of lobbies closed and games deleted."""
@@ -237,6 +273,25 @@ async def _game_document(session: AsyncSession, game: GameRow) -> tuple[dict[str
     for a in actions:
         by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
     return record_document(game, rounds, by_round), rounds
+
+
+async def _game_documents(session: AsyncSession, games: Sequence[GameRow]) -> dict[str, dict[str, Any]]:
+    """Several stored games as ``crisp-record/1`` documents by id, read in two queries for all of them."""
+    ids = [g.id for g in games]
+    rounds: dict[str, list[RoundRow]] = {}
+    for r in await session.scalars(select(RoundRow).where(RoundRow.game_id.in_(ids)).order_by(RoundRow.index)):
+        rounds.setdefault(r.game_id, []).append(r)
+    actions: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    # Plain rows, not ORM objects: a room's evening is thousands of actions, read once.
+    found = await session.execute(
+        select(ActionRow.game_id, ActionRow.round_index, ActionRow.at, ActionRow.seat, ActionRow.do, ActionRow.data)
+        .where(ActionRow.game_id.in_(ids))
+        .order_by(ActionRow.game_id, ActionRow.round_index, ActionRow.seq)
+    )
+    for a in found:
+        by_round = actions.setdefault(a.game_id, {}).setdefault(a.round_index, [])
+        by_round.append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
+    return {g.id: record_document(g, rounds.get(g.id, []), actions.get(g.id, {})) for g in games}
 
 
 def record_document(

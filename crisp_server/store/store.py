@@ -38,6 +38,7 @@ from .operations import AddResume, Op, Written
 from .outage import Outage, describe, storage_fault, unreachable
 from .reads import Reads
 from .sqlite_fast import _Sqlite, sqlite_pragmas
+from .standings import TallyCache
 from .writes import _apply_all, _Core
 
 log = logging.getLogger("crisp.store")
@@ -198,6 +199,7 @@ class Store(Checkpoints, Reads):
         # write lock of a transaction going on through aiosqlite (the retention purge) would wait with
         # the loop stopped, and that transaction could never finish.
         self._writing = asyncio.Lock()
+        self._tallies = TallyCache()
         self._checkpointing = asyncio.Lock()  # held by each checkpoint (see ``checkpoint``)
         self._writer: asyncio.Task[None] | None = None
         self.timing = Timing()

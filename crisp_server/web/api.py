@@ -120,6 +120,26 @@ class PublicReplay(_Body):
     public: StrictBool
 
 
+class PlayerStanding(_Body):
+    """One player's evening in a room, by the name they were seated under."""
+
+    name: str
+    games: int = Field(ge=0, description="the room's ended games this player was seated in (abandoned ones too)")
+    wins: int = Field(ge=0, description="games won (a tie for the lowest total is a win for each of them)")
+    points: int = Field(description="the sum of this player's final totals (an abandoned game's: of its rounds played)")
+    best_round: int | None = Field(
+        description="the fewest points this player scored in one round (the ±5 included); null if no round ended"
+    )
+
+
+class Standings(_Body):
+    """The room's ended games since it opened, summed per player; a running game is not counted until it ends."""
+
+    games: int = Field(ge=0, description="ended games: won, and abandoned")
+    abandoned: int = Field(ge=0, description="of these, the games abandoned (played, without a winner)")
+    players: list[PlayerStanding] = Field(description="most wins first, then fewest points, then by name")
+
+
 def _error(description: str) -> dict[str, Any]:
     return {"model": ApiError, "description": description}
 
@@ -133,6 +153,12 @@ def _body(description: str, media_type: str, schema: dict[str, Any] | None = Non
 ROOM_LOOKUP: Final[dict[int | str, dict[str, Any]]] = {
     404: {"model": NoRoom, "description": "There is no open room with that code (`existed`: there was one)."},
     429: _error("Too many room look-ups from this address (CRISP_LOOKUP_BURST at once, then CRISP_LOOKUP_PER_MINUTE)."),
+}
+
+#: A route that looks a room up by its code, and refuses a code that cannot be one before looking.
+ROOM_STANDINGS: Final[dict[int | str, dict[str, Any]]] = {
+    **ROOM_LOOKUP,
+    422: _error("The code is not a room code: 6 characters of ACDEFGHJKMNPQRTUVWXY34679 (any case)."),
 }
 
 QR_SVG: Final[dict[int | str, dict[str, Any]]] = {

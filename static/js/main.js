@@ -15,6 +15,7 @@ import { openReplay, replayScreen } from "./screens/replay.js";
 import { rememberGames } from "./games.js";
 import { rulesScreen } from "./screens/rules.js";
 import { tableScreen } from "./screens/table.js";
+import { loadStandings } from "./standings.js";
 
 const PEEK_SHOW_MS = 4000; // a Jack's or Queen's peek stays visible this long
 const REVEAL_MS = 2200; // at a round's end every hand lies face up on the table this long before the results
@@ -198,7 +199,10 @@ function onState(msg) {
   app.receivedAt = performance.now();
   const phase = msg.room.phase;
   if (!before || before.room.phase !== phase) {
-    if (phase === "lobby" || phase === "game_over") loadHistory(msg.room.code);
+    if (phase === "lobby" || phase === "game_over") {
+      loadHistory(msg.room.code);
+      loadStandings(msg.room.code);
+    }
   }
   if (before && before.room.phase !== phase) {
     app.queen = null;

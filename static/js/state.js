@@ -28,6 +28,7 @@ export const app = {
   roomInfo: null,
   busy: false,
   history: null, // {code, games} of the room's finished games
+  standings: null, // {code, games, abandoned, players} of the room's ended games (standings.js)
   gone: null, // {room, token, games} of the room this device had a seat in, found closed
   newBotLevel: "normal", // the level the host's next computer player gets
   hint: null, // {move, text, moment}: the hint shown for this moment of the game (see hintMoment)

@@ -148,7 +148,13 @@ async def test_schemathesis_finds_nothing_undocumented(tmp_path: Path) -> None:
             assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     har = json.loads(har_path.read_text())
     # The success paths were taken, not only the refusals.
-    for path in (f"/api/rooms/{code}", f"/api/rooms/{lobby}", f"/api/rooms/{code}/qr.svg", f"/api/rooms/{code}/games"):
+    for path in (
+        f"/api/rooms/{code}",
+        f"/api/rooms/{lobby}",
+        f"/api/rooms/{code}/qr.svg",
+        f"/api/rooms/{code}/games",
+        f"/api/rooms/{code}/standings",
+    ):
         assert answered(har, path, 200) > 0, path
     record = f"/api/games/{game_id}/record"
     assert answered(har, record, 200) > 0

@@ -41,6 +41,7 @@ async def test_head_answers_wherever_get_does(server: Harness) -> None:
         f"/api/rooms/{code}",
         f"/api/rooms/{code}/qr.svg",
         f"/api/rooms/{code}/games",
+        f"/api/rooms/{code}/standings",
         "/api/rooms/ZZZZZ",  # a refusal is the same too
     ]
     async with httpx.AsyncClient() as http:

@@ -1,16 +1,17 @@
-"""The rooms API: a room's public facts by its code, its invitation QR code, and its ended games."""
+"""The rooms API: a room's public facts by its code, its invitation QR code, its ended games and standings."""
 
 from __future__ import annotations
 
 import io
-from typing import Any
+from dataclasses import asdict
+from typing import Annotated, Any, Final
 
 import segno
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, Response
 
 from crisp_server.rooms.phase import Phase
-from crisp_server.rooms.tokens import is_room_code, normalize_code
+from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH, is_room_code, normalize_code
 from crisp_server.store.reads import RoomSummary
 from crisp_server.web import api
 from crisp_server.web.services import Services, ServicesDep, client_address
@@ -76,16 +77,49 @@ async def room_qr(request: Request, code: str, services: ServicesDep) -> Respons
     return Response(out.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=3600"})
 
 
-@router.get("/api/rooms/{code}/games", response_model=list[api.PastGame], responses=api.ROOM_LOOKUP)
-async def room_games(request: Request, code: str, services: ServicesDep) -> list[dict[str, Any]]:
-    """The room's ended games (won or abandoned), newest first, with totals and winners; still listed
-    after the room closed, as long as its games are kept."""
+async def ended_games_room(services: Services, request: Request, code: str) -> str:
+    """The id of the room whose ended games to read: the open room with ``code``, or else the newest one that
+    had it and closed (its games are kept as long as finished games are)."""
     store = services.store
     try:
-        room_id = (await find_room(services, request, code)).room_id
+        return (await find_room(services, request, code)).room_id
     except HTTPException as missing:
         closed = await store.last_room_id(normalize_code(code)) if store is not None else None
         if missing.status_code != 404 or closed is None:
             raise
-        room_id = closed
+        return closed
+
+
+@router.get("/api/rooms/{code}/games", response_model=list[api.PastGame], responses=api.ROOM_LOOKUP)
+async def room_games(request: Request, code: str, services: ServicesDep) -> list[dict[str, Any]]:
+    """The room's ended games (won or abandoned), newest first, with totals and winners; still listed
+    after the room closed, as long as its games are kept."""
+    room_id = await ended_games_room(services, request, code)
+    store = services.store
     return await store.past_games(room_id) if store is not None else []
+
+
+#: What a room code may look like as typed (``normalize_code``: any case, blanks around): in the OpenAPI
+#: document only, so that a code outside it gets this route's own 422 (its sentence) rather than FastAPI's.
+_TYPED: Final = CODE_ALPHABET + "".join(c.lower() for c in CODE_ALPHABET if c.isalpha())
+CODE_AS_TYPED: Final = rf"^\s*[{_TYPED}]{{{CODE_LENGTH}}}\s*$"
+
+
+@router.get("/api/rooms/{code}/standings", response_model=api.Standings, responses=api.ROOM_STANDINGS)
+async def room_standings(
+    request: Request,
+    code: Annotated[str, Path(description="the room code", json_schema_extra={"pattern": CODE_AS_TYPED})],
+    services: ServicesDep,
+) -> dict[str, Any]:
+    """The room's ended games since it opened, summed per player name: games, wins, points, best round.
+    Read from the database (each ended game replayed once, then cached), so a restart loses nothing."""
+    if not is_room_code(normalize_code(code)):
+        raise HTTPException(
+            422, f"not a room code: a room code is {CODE_LENGTH} characters of {CODE_ALPHABET} (any case)"
+        )
+    room_id = await ended_games_room(services, request, code)
+    store = services.store
+    if store is None:  # in memory (persist=False): nothing is kept, so no game has ended that could count
+        return {"games": 0, "abandoned": 0, "players": []}
+    found = await store.room_standings(room_id)
+    return {"games": found.games, "abandoned": found.abandoned, "players": [asdict(p) for p in found.players]}

@@ -4,6 +4,7 @@
 import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
 import { actions, app } from "../state.js";
+import { standingsPanel } from "../standings.js";
 import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons } from "../ui.js";
 
 const send = (message) => actions.send(message);
@@ -103,6 +104,7 @@ export function lobbyScreen() {
         )
       : h("p", { class: "muted center" }, t("waitingForHost", hostName)),
     !canStart && isHost ? h("p", { class: "muted center" }, t("needPlayers")) : null,
+    standingsPanel(),
     historyPanel(),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );

@@ -4,6 +4,7 @@ import { cardFace } from "../cards.js";
 import { h } from "../dom.js";
 import { cardName, t } from "../i18n.js";
 import { actions, app, clockIn } from "../state.js";
+import { standingsPanel } from "../standings.js";
 import { historyPanel, openRules, robot } from "../ui.js";
 
 const send = (message) => actions.send(message);
@@ -140,6 +141,7 @@ export function roundOverlay() {
       roundTable(r, table, room, over),
       fairLine(check),
       scoreboard(table, room),
+      over ? standingsPanel() : null,
       over ? historyPanel() : null,
     ),
     // The way on stays in sight, however long the lists above.
