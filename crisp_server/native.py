@@ -72,6 +72,7 @@ NATIVE_MODULES: Final[tuple[str, ...]] = (
     "rooms/seats.py",
     "rooms/table.py",
     "rooms/tokens.py",
+    "store/group.py",
     "store/operations.py",
     "store/sqlite_fast.py",
     "store/writes.py",
