@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +122,9 @@ class Server:
             os.killpg(self.proc.pid, signal.SIGKILL)
         return seconds
 
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
 
@@ -174,7 +177,9 @@ async def play(ws_url: str, rooms: int, pace: float, seconds: float, seed: int) 
     return seats, stats
 
 
-async def resume_all(ws_url: str, seats: list[Seat], started: float) -> tuple[list[float], list[Bot], int]:
+async def resume_all(
+    ws_url: str, seats: list[Seat], started: float, alive: Callable[[], bool]
+) -> tuple[list[float], list[Bot], int]:
     """Every seat reconnects and resumes at once, each trying again every ``RETRY_S`` until the server accepts
     its connection. The seconds from ``started`` to each seat resumed, the bots (to hang up), the errors."""
     stats = Stats()
@@ -190,6 +195,8 @@ async def resume_all(ws_url: str, seats: list[Seat], started: float) -> tuple[li
                 async with asyncio.timeout(30):
                     await ws_connect(lambda b=bot: b, url, websocket_handshake_timeout=30, max_frame_size=2**22)
             except (OSError, WSError, TimeoutError):
+                if not alive():
+                    raise RuntimeError("the restarted server exited") from None
                 await asyncio.sleep(RETRY_S)
                 continue
             bots.append(bot)
@@ -255,7 +262,7 @@ async def _run(server: Server, how: str, args: argparse.Namespace) -> tuple[floa
         listening.append(time.perf_counter() - started)
 
     watcher = asyncio.create_task(watch())
-    times, bots, errors = await resume_all(ws_url, seats, started)
+    times, bots, errors = await resume_all(ws_url, seats, started, server.alive)
     await watcher
     for bot in bots:
         bot.hang_up()
