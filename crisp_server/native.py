@@ -1,10 +1,11 @@
-"""The engine and the rooms compiled to C with mypyc, and whether this process runs them.
+"""The engine, the rooms and the store's write path compiled to C with mypyc, and whether this process runs
+them.
 
 The hot path of every action (the rules engine, the views, the room that applies the action and fans its
-views out) is fully typed, so mypyc (part of mypy) compiles it to a C extension with the same behaviour and
-less CPU per action. Compiling is optional: without a C compiler, or before anyone built
-them, the same modules run interpreted, and :func:`status` says so (the server logs it at start and
-``/healthz`` reports it).
+views out, the statements of its group commit) is fully typed, so mypyc (part of mypy) compiles it to a C
+extension with the same behaviour and less CPU per action. Compiling is optional: without a C compiler, or
+before anyone built them, the same modules run interpreted, and :func:`status` says so (the server logs it
+at start and ``/healthz`` reports it).
 
 ``scripts/compile`` builds them in place, next to the sources, for a checkout (``scripts/build_native.py``
 does the work). ``python -m crisp_server.native status`` says
@@ -71,6 +72,10 @@ NATIVE_MODULES: Final[tuple[str, ...]] = (
     "rooms/seats.py",
     "rooms/table.py",
     "rooms/tokens.py",
+    "store/group.py",
+    "store/operations.py",
+    "store/sqlite_fast.py",
+    "store/writes.py",
 )
 """The compiled modules, relative to the package folder."""
 

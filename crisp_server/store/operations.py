@@ -13,7 +13,6 @@ from typing import Any, cast
 from sqlalchemy import Connection, Table, select, update
 
 from crisp_server.engine import Timed
-from crisp_server.engine.record import action_to_dict
 
 from .models import RoundRow
 
@@ -112,19 +111,6 @@ class AppendAction:
     round_index: int
     seq: int
     timed: Timed
-
-    def row(self) -> dict[str, Any]:
-        data = action_to_dict(self.timed)
-        extra = {k: v for k, v in data.items() if k not in ("at", "seat", "do")}
-        return {
-            "game_id": self.game_id,
-            "round_index": self.round_index,
-            "seq": self.seq,
-            "at": data["at"],
-            "seat": data["seat"],
-            "do": data["do"],
-            "data": extra,
-        }
 
 
 #: Each room as last committed in this process (what it believed written is forgotten when a commit fails).

@@ -57,3 +57,7 @@ def storage_fault(exc: BaseException) -> bool:
         if isinstance(code, int) and code & 0xFF in STORAGE_FAULTS:
             return True
     return False
+
+
+class Dropped(RuntimeError):
+    """A submission was not written: its room stopped after an earlier commit of its failed."""

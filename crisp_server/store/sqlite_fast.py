@@ -19,6 +19,9 @@ WAL_SIZE_LIMIT = 64 * 2**20
 BUSY_SECONDS = 30.0
 
 _Plan = tuple[str, Callable[[dict[str, Any]], Sequence[Any]]]
+_Steps = list[tuple[int, Callable[[Any], Any]]]
+#: A statement's SQL, where each of its positions is in a row (``None``: in the same order), its conversions.
+_TuplePlan = tuple[str, list[int] | None, _Steps]
 
 
 class _Sqlite:
@@ -32,6 +35,7 @@ class _Sqlite:
         self.dbapi = dbapi
         self.dialect = dialect
         self._plans: dict[tuple[Executable, tuple[str, ...]], _Plan] = {}
+        self._tuple_plans: dict[tuple[Executable, tuple[str, ...]], _TuplePlan] = {}
 
     def many(self, statement: Executable, rows: list[dict[str, Any]]) -> None:
         key = (statement, tuple(rows[0]))
@@ -41,17 +45,46 @@ class _Sqlite:
         sql, convert = plan
         self.dbapi.executemany(sql, [convert(row) for row in rows])
 
-    def _plan(self, statement: Executable, keys: tuple[str, ...]) -> _Plan:
+    def tuples(self, statement: Executable, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+        """As ``many``, each row the values of ``keys`` in their order: no dict per row, and rows whose values
+        go to SQLite as they are (in the statement's order, no column to convert) go without a copy."""
+        plan = self._tuple_plans.get((statement, keys))
+        if plan is None:
+            plan = self._tuple_plans[(statement, keys)] = self._tuple_plan(statement, keys)
+        sql, order, steps = plan
+        if order is None and not steps:
+            self.dbapi.executemany(sql, rows)
+            return
+        out: list[list[Any]] = []
+        for row in rows:
+            values = list(row) if order is None else [row[i] for i in order]
+            for i, process in steps:
+                values[i] = process(values[i])
+            out.append(values)
+        self.dbapi.executemany(sql, out)
+
+    def _tuple_plan(self, statement: Executable, keys: tuple[str, ...]) -> _TuplePlan:
+        sql, names, steps = self._compile(statement, keys)
+        order = None if tuple(names) == keys else [keys.index(name) for name in names]
+        return sql, order, steps
+
+    def _compile(self, statement: Executable, keys: tuple[str, ...]) -> tuple[str, list[str], _Steps]:
+        """The statement's SQL for rows of ``keys``, the names it binds in their order, and the conversion of
+        each position that has one (its type's bind processor)."""
         compiled = cast(
             SQLCompiler, cast(ClauseElement, statement).compile(dialect=self.dialect, column_keys=list(keys))
         )
-        names = compiled.positiontup or []
+        names = list(compiled.positiontup or [])
         if set(names) != set(keys):
             raise ValueError(f"rows give {sorted(keys)}, the statement binds {sorted(names)}: {compiled.string}")
         # The dialect's own form of each type (SQLite's DATETIME, say), as SQLAlchemy itself would bind it.
         types = [self.dialect.type_descriptor(compiled.binds[name].type) for name in names]
         processors = [type_.bind_processor(self.dialect) for type_ in types]
-        steps = [(i, process) for i, process in enumerate(processors) if process is not None]
+        steps: _Steps = [(i, cast(Callable[[Any], Any], p)) for i, p in enumerate(processors) if p is not None]
+        return compiled.string, names, steps
+
+    def _plan(self, statement: Executable, keys: tuple[str, ...]) -> _Plan:
+        sql, names, steps = self._compile(statement, keys)
         get = operator.itemgetter(*names)
 
         def convert(row: dict[str, Any]) -> Sequence[Any]:
@@ -65,7 +98,7 @@ class _Sqlite:
                 out[i] = process(out[i])
             return out
 
-        return compiled.string, convert
+        return sql, convert
 
 
 def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -7,7 +7,8 @@ Rooms describe what changed as operations (``operations.py``: ``SaveRoom``, ``Ap
 :meth:`Store.commit` (or ``submit`` with a callback) before they publish anything: a player is never told of a
 move the database does not have. The writer takes every operation waiting at that moment, from every room,
 into one transaction (group commit), so a busy server pays one commit for many actions. Operations of one
-room keep their order. What a group writes is ``writes.py``; SQLite's direct path ``sqlite_fast.py``; the
+room keep their order. Taking a group and telling its rooms is ``group.py``; what a group writes is
+``writes.py``; SQLite's direct path ``sqlite_fast.py``; the
 WAL checkpoints ``checkpoints.py``; the reads and retention ``reads.py``.
 """
 
@@ -33,8 +34,9 @@ from crisp_server import tasks
 from crisp_server.store import sqlite_fast
 
 from .checkpoints import Checkpoints, _Copier
+from .group import Submission, any_ops, fenced, has_resume, skipped, take, tell, tell_all
 from .leases import Fenced, Leases
-from .operations import AddResume, Op, Written
+from .operations import Op, Written
 from .outage import Outage, describe, storage_fault, unreachable
 from .reads import Reads
 from .sqlite_fast import _Sqlite, sqlite_pragmas
@@ -57,46 +59,6 @@ def _discard_on_storage_fault(context: ExceptionContext) -> None:
     the fault lasted, and would stay so. The next checkout opens a fresh one."""
     if storage_fault(context.original_exception):
         context.is_disconnect = True
-
-
-class _Submission:
-    """One room's operations, what to call when they are written, and when to drop them. (A plain class:
-    a frozen dataclass sets each field through ``object.__setattr__``, and one is made for every action.)"""
-
-    __slots__ = ("done", "fence", "ops", "skip")
-
-    def __init__(
-        self,
-        ops: Sequence[Op],
-        done: Callable[[BaseException | None], None],
-        skip: Callable[[], bool],
-        fence: tuple[str, int] | None = None,
-    ) -> None:
-        self.ops = ops
-        self.done = done
-        self.skip = skip
-        #: In a cluster: the room's (code, epoch) lease, checked in the commit's own transaction.
-        self.fence = fence
-
-
-class Dropped(RuntimeError):
-    """A submission was not written: its room stopped after an earlier commit of its failed."""
-
-
-def _skipped(item: _Submission) -> bool:
-    """Whether ``item`` is to be dropped; if so, its ``done`` has been told."""
-    if not item.skip():
-        return False
-    item.done(Dropped("the room stopped after a failed commit"))
-    return True
-
-
-def _tell(item: _Submission, error: BaseException | None) -> None:
-    """Tell a submission how its commit went; what its room does then must not stop the writer."""
-    try:
-        item.done(error)
-    except Exception:
-        log.exception("delivering after a commit failed")
 
 
 class Timing:
@@ -186,7 +148,7 @@ class Store(Checkpoints, Reads):
                 for engine in (self.engine.sync_engine, self._sync_engine):
                     event.listen(engine, "handle_error", _discard_on_storage_fault)
         # What the rooms submitted and the writer has not taken yet, and the writer's wait for more.
-        self._pending: deque[_Submission] = deque()
+        self._pending: deque[Submission] = deque()
         self._wakeup: asyncio.Future[None] | None = None
         # On SQLite, a group commit that can take the fast path runs from a plain callback of the loop
         # (``_flush``), without a step of the writer's task (issue 19); the task takes over whatever cannot:
@@ -273,7 +235,7 @@ class Store(Checkpoints, Reads):
         one whose ``skip()`` is true by then is dropped (its room stopped after a failed commit). With a
         ``fence`` (a cluster's room lease), the ops are written only if this node still holds that lease;
         else ``done`` gets ``Fenced`` and nothing of them is written."""
-        self._pending.append(_Submission(ops, done, skip, fence))
+        self._pending.append(Submission(ops, done, skip, fence))
         if self._fast_path and not self._task_busy:
             if self._flush_at is None:
                 self._flush_at = asyncio.get_running_loop().call_soon(self._ripen)
@@ -299,12 +261,10 @@ class Store(Checkpoints, Reads):
         loop = asyncio.get_running_loop()
         # Like the task, on a busy server: what comes until ``commit_interval`` after the last commit started.
         wait = 0.0 if waited else self._wait_before_commit(loop.time())
-        if wait > 0 and any(item.ops for item in pending):
+        if wait > 0 and any_ops(pending):
             self._flush_at = loop.call_later(wait, self._flush, True)
             return
-        taken = [pending.popleft() for _ in range(min(len(pending), BATCH))]
-        batch = [item for item in taken if not _skipped(item)]
-        ops = [op for item in batch for op in item.ops]
+        batch, ops = take(pending, BATCH)
         if ops and not self._sync_now(batch, ops):
             pending.extendleft(reversed(batch))  # first in line again, for the task
             self._hand_to_task()
@@ -320,12 +280,11 @@ class Store(Checkpoints, Reads):
                 batch = []  # each room has been told
             else:
                 self._committed(time.perf_counter() - start, len(ops))
-        for item in batch:
-            _tell(item, None)
+        tell_all(batch)
         if pending and self._flush_at is None and not self._task_busy:
             self._flush_at = loop.call_soon(self._ripen)
 
-    def _group_failed(self, batch: Sequence[_Submission], exc: Exception) -> bool:
+    def _group_failed(self, batch: Sequence[Submission], exc: Exception) -> bool:
         """A group commit failed (and was rolled back): the outage starts. Whether its parts are to be written
         one by one: not if the database is down, full or locked (every part would fail the same way, each one
         perhaps after a timeout): then every room is told now, suspended, and back when it answers."""
@@ -333,24 +292,24 @@ class Store(Checkpoints, Reads):
         self._failed(exc)
         if unreachable(exc):
             for item in batch:
-                _tell(item, exc)
+                tell(item, exc)
             return False
         log.warning("a group commit failed (%s); writing its parts one by one", describe(exc))
         return True
 
-    def _parts_alone(self, batch: Sequence[_Submission]) -> None:
+    def _parts_alone(self, batch: Sequence[Submission]) -> None:
         """``_flush``'s failed group, each part in its own transaction on the same fast path (no lock, fence or
         resume is in the way: ``_sync_now``), as ``_write_loop`` writes them."""
         for item in batch:
-            if _skipped(item):
+            if skipped(item):
                 continue  # its room stopped at an earlier part's failure
             try:
                 if item.ops:
                     self._write_fast(item.ops, {})
             except Exception as part_exc:
-                _tell(item, part_exc)
+                tell(item, part_exc)
             else:
-                _tell(item, None)
+                tell(item, None)
 
     def _hand_to_task(self) -> None:
         self._task_busy = True
@@ -387,15 +346,13 @@ class Store(Checkpoints, Reads):
             # the write loop's round), so fewer, larger commits leave more of the core to the tables (issue
             # 19). A store that was idle for that long commits at once: nobody waits on a quiet server.
             wait = self._wait_before_commit(loop.time())
-            if wait > 0 and any(item.ops for item in pending):
+            if wait > 0 and any_ops(pending):
                 await asyncio.sleep(wait)
-            taken = [pending.popleft() for _ in range(min(len(pending), BATCH))]
-            batch = [item for item in taken if not _skipped(item)]
-            ops = [op for item in batch for op in item.ops]
+            batch, ops = take(pending, BATCH)
             if ops:
                 self._last_commit = loop.time()
             start = time.perf_counter()
-            refused: list[_Submission] = []
+            refused: list[Submission] = []
             try:
                 if ops:
                     if self._sync_now(batch, ops):
@@ -407,20 +364,20 @@ class Store(Checkpoints, Reads):
                 if not self._group_failed(batch, exc):
                     continue
                 for item in batch:
-                    if _skipped(item):
+                    if skipped(item):
                         continue  # its room stopped at an earlier part's failure
                     try:
                         lost = await self._commit_batch([item], {}) if item.ops else []
                     except Exception as part_exc:
-                        _tell(item, part_exc)
+                        tell(item, part_exc)
                     else:
-                        _tell(item, Fenced("this node no longer holds the room") if lost else None)
+                        tell(item, Fenced("this node no longer holds the room") if lost else None)
                 continue
             if ops:
                 self._committed(time.perf_counter() - start, len(ops))
             out = {id(item) for item in refused}
             for item in batch:
-                _tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
+                tell(item, Fenced("this node no longer holds the room") if id(item) in out else None)
 
     def _committed(self, seconds: float, ops: int) -> None:
         """A group commit of ``ops`` operations went through in ``seconds``."""
@@ -472,7 +429,7 @@ class Store(Checkpoints, Reads):
             raise
         self._answered()
 
-    async def _commit_batch(self, batch: Sequence[_Submission], written: Written) -> list[_Submission]:
+    async def _commit_batch(self, batch: Sequence[Submission], written: Written) -> list[Submission]:
         """Write the ops of ``batch`` in one transaction. In a cluster, first check the leases of their rooms
         in the same transaction (``Leases.fence``): the ops of a room this node no longer holds are left out,
         and those submissions are returned (refused)."""
@@ -482,7 +439,7 @@ class Store(Checkpoints, Reads):
             await self._transaction([op for item in batch for op in item.ops], written)
             return []
 
-        def run(conn: Any) -> list[_Submission]:
+        def run(conn: Any) -> list[Submission]:
             still = leases.fence(conn, held)
             refused = [item for item in batch if item.fence is not None and item.ops and item.fence not in still]
             out = {id(item) for item in refused}
@@ -504,12 +461,12 @@ class Store(Checkpoints, Reads):
 
     def _fast_for(self, ops: Sequence[Op]) -> bool:
         """Whether ``ops`` go through SQLite's fast path: on SQLite, unless a resume (which reads its round)."""
-        return self._fast_path and not any(isinstance(op, AddResume) for op in ops)
+        return self._fast_path and not has_resume(ops)
 
-    def _sync_now(self, batch: Sequence[_Submission], ops: Sequence[Op]) -> bool:
+    def _sync_now(self, batch: Sequence[Submission], ops: Sequence[Op]) -> bool:
         """Whether ``ops`` can be written at once, synchronously: the fast path, with no transaction going on
         (a checkpoint's second pass, a purge) and no lease to check."""
-        if self._writing.locked() or (self.leases is not None and any(item.fence is not None for item in batch)):
+        if self._writing.locked() or (self.leases is not None and fenced(batch)):
             return False
         return self._fast_for(ops)
 

@@ -14,6 +14,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
 
+from crisp_server.engine.record import action_to_dict
+
 from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
 from .operations import (
     AddResume,
@@ -81,7 +83,7 @@ class _Run:
         if self.rooms:
             _upsert_rooms(sink, list(self.rooms.values()), written)
         if self.versions:
-            sink.many(_ROOM_VERSION, [{"i": room_id, "n": v} for room_id, v in self.versions.items()])
+            sink.tuples(_ROOM_VERSION, _VERSION_KEYS, list(self.versions.items()))
         if self.games:
             rows = [g.row() for g in self.games]
             for known in (True, False):  # one statement per set of columns (a game's host may be unknown)
@@ -91,12 +93,9 @@ class _Run:
         if self.rounds:
             sink.many(_ROUND_INSERT, [r.row() for r in self.rounds])
         if self.actions:
-            sink.many(_ACTION_INSERT, [a.row() for a in self.actions])
+            sink.tuples(_ACTION_INSERT, _ACTION_KEYS, [_action_values(a) for a in self.actions])
         if self.clocks:
-            sink.many(
-                _CLOCK_UPDATE,
-                [{"g": g, "i": i, "e": at, "x": ended} for (g, i), (at, ended) in self.clocks.items()],
-            )
+            sink.tuples(_CLOCK_UPDATE, _CLOCK_KEYS, [(g, i, at, x) for (g, i), (at, x) in self.clocks.items()])
         if self.finished:
             now = utc_now()
             sink.many(_GAME_FINISH, [{"g": f.game_id, "t": now, "a": f.abandoned} for f in self.finished])
@@ -149,6 +148,20 @@ _CLOCK_UPDATE = (
     .values(end_at=bindparam("e"), ended=bindparam("x"))
 )
 
+# The rows of the statements written most often (every action, clock and phase) go as tuples in this order of
+# their bound names, not as a dict per row (``Sink.tuples``).
+_ACTION_KEYS = ("game_id", "round_index", "seq", "at", "seat", "do", "data")
+_VERSION_KEYS = ("i", "n")
+_CLOCK_KEYS = ("g", "i", "e", "x")
+_ROOM_UPDATE_KEYS = ("i", "p", "h", "t")
+
+
+def _action_values(op: AppendAction) -> tuple[Any, ...]:
+    """``op``'s row of ``actions`` in the order of ``_ACTION_KEYS``: ``data`` is its record form without the
+    columns of its own (``at``, ``seat``, ``do``)."""
+    data = action_to_dict(op.timed)
+    return (op.game_id, op.round_index, op.seq, data.pop("at"), data.pop("seat"), data.pop("do"), data)
+
 
 def _upsert_rooms(sink: Sink, rooms: list[SaveRoom], written: Written) -> None:
     """Insert or update rooms. A room written before with the same options only has its phase, host and
@@ -176,7 +189,7 @@ def _upsert_rooms(sink: Sink, rooms: list[SaveRoom], written: Written) -> None:
         ]
         sink.many(_room_upsert(sink.dialect.name), rows)
     if known:
-        sink.many(_ROOM_UPDATE, [{"i": r.room_id, "p": r.phase, "h": r.host, "t": now} for r in known])
+        sink.tuples(_ROOM_UPDATE, _ROOM_UPDATE_KEYS, [(r.room_id, r.phase, r.host, now) for r in known])
     changed = [r for r in rooms if (before := written.get(r.room_id)) is None or before.seats != r.seats]
     if changed:
         sink.many(_SEATS_DELETE, [{"r": r.room_id} for r in changed])
@@ -229,6 +242,10 @@ class Sink(Protocol):
 
     def many(self, statement: Executable, rows: list[dict[str, Any]]) -> None: ...
 
+    def tuples(self, statement: Executable, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+        """As ``many``, each row the values of ``keys`` in their order."""
+        ...
+
 
 class _Core:
     """Statements through a SQLAlchemy connection (PostgreSQL, and SQLite when a resume is written)."""
@@ -239,3 +256,6 @@ class _Core:
 
     def many(self, statement: Executable, rows: list[dict[str, Any]]) -> None:
         self.conn.execute(statement, rows)
+
+    def tuples(self, statement: Executable, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+        self.conn.execute(statement, [dict(zip(keys, row, strict=True)) for row in rows])
