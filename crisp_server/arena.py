@@ -63,7 +63,7 @@ class GameResult:
     illegal_moves: int
     decision_ns: list[int]
     too_early: int = 0  # draws refused during the draw block (then tried again)
-    timed_out: int = 0  # moves the turn timer ended
+    timed_out: int = 0  # moves timed out (the turn timer ran out, or the player was away)
 
 
 @dataclass(slots=True)
@@ -434,7 +434,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         lines.append(f"{i + 1:<5}{s['level']:<8}{share:<28}{s['mean_points']:.2f} ({p_lo:.2f} to {p_hi:.2f})")
     lines.append(f"illegal moves: {summary['illegal_moves']}")
     lines.append(f"draws refused as too early (then tried again): {summary['too_early']}")
-    lines.append(f"moves timed out by the turn timer: {summary['timed_out']}")
+    lines.append(f"moves timed out: {summary['timed_out']}")
     d = summary["decision_ms"]
     lines.append(f"decision time: median {d['median']} ms, p99 {d['p99']} ms ({summary['decisions']} decisions)")
     return "\n".join(lines)
