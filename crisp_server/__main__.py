@@ -125,9 +125,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--seats", default="hard,normal,normal,normal", help="2-8 levels, comma-separated (random, easy, normal, hard)"
     )
     p_arena.add_argument("--seed", type=int, default=1, help="seed of the decks, seats and choices (default 1)")
-    p_arena.add_argument("--score-limit", type=int, default=100, help="the game's score limit (default 100)")
+    p_arena.add_argument(
+        "--score-limit",
+        help="the game's score limit, or several comma-separated (50,100,150): a run at each "
+        "(default 100; with --table 50,100,150)",
+    )
     p_arena.add_argument("--turn-seconds", type=int, help="the turn timer (default none; moves are instant)")
     p_arena.add_argument("--discard-draw", action="store_true", help="allow drawing from the discard pile")
+    p_arena.add_argument(
+        "--table",
+        action="store_true",
+        help="every pairing (normal vs 3 easy, hard vs 3 normal, hard vs 3 easy) at each score limit: the win "
+        "share of the one player with its 95%% confidence interval (--seats is not used)",
+    )
     p_arena.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
     p_bot = sub.add_parser("bot", help="a computer player joins a room of a running server and plays it")
@@ -146,29 +156,45 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     """Run the arena; exit 1 if any bot made an illegal move, 2 for bad arguments."""
-    from .arena import format_summary, run_arena
+    from .arena import TABLE_LIMITS, format_summary, format_table, run_arena, run_table
     from .bots import LEVELS
     from .engine import MAX_PLAYERS, MIN_PLAYERS, Options
 
     levels = [s.strip() for s in args.seats.split(",") if s.strip()]
     problem = None
-    if not MIN_PLAYERS <= len(levels) <= MAX_PLAYERS:
+    limits: list[int] = list(TABLE_LIMITS) if args.table else [100]
+    if args.score_limit is not None:
+        try:
+            limits = [int(part) for part in args.score_limit.split(",")]
+        except ValueError:
+            problem = f"--score-limit takes whole numbers separated by commas, not {args.score_limit!r}"
+    if problem is not None:
+        pass
+    elif not MIN_PLAYERS <= len(levels) <= MAX_PLAYERS:
         problem = f"--seats names {MIN_PLAYERS} to {MAX_PLAYERS} levels, not {len(levels)}"
     elif any(level not in LEVELS for level in levels):
         bad = next(level for level in levels if level not in LEVELS)
         problem = f"--seats: unknown level {bad!r} (one of {', '.join(LEVELS)})"
     elif args.games < 1:
         problem = "--games must be at least 1"
+    runs: list[Options] = []
     try:
-        options = Options(args.score_limit, args.turn_seconds, args.discard_draw)
+        runs = [Options(limit, args.turn_seconds, args.discard_draw) for limit in limits]
     except ValueError as exc:
         problem = problem or str(exc)
     if problem is not None:
         print(problem, file=sys.stderr)
         return 2
-    summary = run_arena(levels, args.games, args.seed, options).summary()
-    print(json.dumps(summary) if args.json else format_summary(summary))
-    return 1 if summary["illegal_moves"] else 0
+    if args.table:
+        table = run_table(args.games, args.seed, limits, runs[0])
+        print(json.dumps(table) if args.json else format_table(table))
+        return 1 if any(row["illegal_moves"] for row in table["rows"]) else 0
+    summaries = [run_arena(levels, args.games, args.seed, options).summary() for options in runs]
+    if args.json:
+        print(json.dumps(summaries[0] if len(summaries) == 1 else summaries))
+    else:
+        print("\n\n".join(format_summary(summary) for summary in summaries))
+    return 1 if any(summary["illegal_moves"] for summary in summaries) else 0
 
 
 def cmd_backup_or_restore(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from .bots import LEVELS, Bot, Due, pause_ms
+from .bots import LEVELS, Bot, Due, decision_key, pause_ms
 from .client import CrispClient, ProtocolError
 
 #: Exit statuses of ``crisp-server bot``.
@@ -283,13 +283,8 @@ class SeatPlayer:
 
     def _key(self, due: Due) -> Hashable:
         """What identifies a decision across the updates that do not change it (a reaction, someone's
-        connection): the same key keeps its pause; a new one is planned afresh."""
-        m = self.bot.memory
-        r = m.round
-        where = (self.games_done, m.phase, r["index"] if r is not None else None)
-        if due.kind == "ready" or r is None:
-            return (due.kind, where)
-        return (due.kind, where, r["turn"], r["drawn"] is not None, r["extra_moves"], due.until)
+        connection): the same key keeps its pause; a new one is planned afresh (in this session's game)."""
+        return (self.games_done, decision_key(self.bot.memory, due))
 
     def _replan(self, now: float) -> None:
         due = self.bot.due()

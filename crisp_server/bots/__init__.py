@@ -9,7 +9,7 @@ engine's game state, and decides only from the ``update`` objects its seat recei
 * :func:`hint`: the hard level's move for a seat's own knowledge, with a one-line reason in English or German.
 """
 
-from .bot import LEVELS, Bot, Due, decide, due
+from .bot import LEVELS, Bot, Due, decide, decision_key, due
 from .hints import Hint, hint
 from .memory import Memory
 from .moves import Decision, Message, Reason
@@ -25,6 +25,7 @@ __all__ = [
     "Message",
     "Reason",
     "decide",
+    "decision_key",
     "due",
     "hint",
     "pause_ms",

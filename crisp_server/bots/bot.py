@@ -59,6 +59,17 @@ def due(m: Memory) -> Due | None:
     return None
 
 
+def decision_key(m: Memory, now: Due) -> tuple[object, ...]:
+    """What identifies the decision ``now`` across the views that do not change it (a reaction, another seat's
+    connection, the draw block's end): a caller that keeps a pause while the key stays the same, and plans
+    afresh when it changes, asks again only when the table moved."""
+    r = m.round
+    where = (m.phase, r["index"] if r is not None else None)
+    if now.kind == "ready" or r is None:
+        return (now.kind, where)
+    return (now.kind, where, r["turn"], r["drawn"] is not None, r["extra_moves"], now.until)
+
+
 class Bot:
     """One seat's computer player of a given level."""
 

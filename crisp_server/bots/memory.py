@@ -10,6 +10,12 @@ A :class:`Memory` is fed the same ``update`` (or ``snapshot``) objects a client 
   order is known: every later draw from it is a known card;
 * its own drawn card, the caller, the totals.
 
+A ``snapshot``, or an ``update`` after a gap in ``v`` (a reconnect: the updates in between were never seen),
+shows the state but not how it got there: what the memory placed in the hands may have moved meanwhile (a
+Queen swaps any two cards, a swap replaces one). Unless the view proves that no move ended in the gap (the
+discard pile and the draw pile unchanged), it forgets every card it placed in a hand and every inference,
+and keeps what the view shows (the discard pile, its drawn card, the totals).
+
 It records facts and honest inferences only; which of them a level uses (or forgets) is the level's
 choice. Nothing here reads the game: a memory cannot know more than the updates it was given.
 """
@@ -119,6 +125,8 @@ class Memory:
         self.discard: list[str] = []  # bottom first, as in the view
         self.known_pile: list[str] | None = None  # the draw pile's order after a turn-over, top last
         self.drawn: str | None = None  # the card this seat holds, drawn from either pile
+        self.v: int | None = None  # the room version of the last update or snapshot (none in the arena)
+        self.deal: str | None = None  # the room's commitment to the deck of the round dealt last (``room.fair``)
         self.moves = 0  # this seat's own moves this game (forgetful levels measure time in them)
         self.round_moves = 0  # its own moves this round (a round that drags on makes every level call)
         self._pending: str | None = None  # the card the acting seat drew, when this seat knows it
@@ -202,6 +210,17 @@ class Memory:
         table = update.get("table")
         you = update.get("you") or {}
         room = update.get("room")
+        v = update.get("v")
+        # Updates raise ``v`` by exactly 1: anything else (or a snapshot) means this seat missed some.
+        gap = update.get("type") == "snapshot" or (isinstance(v, int) and self.v is not None and v != self.v + 1)
+        if isinstance(v, int):
+            self.v = v
+        before = self.round
+        deal = self.deal
+        if room is not None and room.get("fair"):
+            self.deal = room["fair"].get("commitment")
+        # The same round index in another game (a rematch missed in a gap) is another deal.
+        dealt_again = deal is not None and self.deal != deal
         if room is not None:
             self.phase = room.get("phase")
         if you:
@@ -217,8 +236,11 @@ class Memory:
         if r is None:
             return
         events = update.get("events", ())
-        if r["index"] != self.round_index and not any(e.get("type") == "round_started" for e in events):
+        started = any(e.get("type") == "round_started" for e in events)
+        if (r["index"] != self.round_index or (gap and dealt_again)) and not started:
             self._new_round(r["index"])  # a snapshot in a round this memory did not see begin
+        elif gap and not started and not _nothing_moved(before, r):
+            self._forget_hands()
         for event in events:
             handler = _HANDLERS.get(event.get("type", ""))
             if handler is not None:
@@ -245,6 +267,16 @@ class Memory:
         self.known_pile = None
         self.drawn = None
         self.round_moves = 0
+        self._pending = None
+
+    def _forget_hands(self) -> None:
+        """After a gap in which cards may have moved: nothing placed in a hand is sure any more. Every slot
+        is as unknown as at a deal seen from outside (the owner presumably knows its left and right cards)."""
+        self.hands = [
+            [SlotInfo(owner_knows=slot in LOOKED_AT, learned=self.moves) for slot in range(3)]
+            for _ in range(max(self.players, 1))
+        ]
+        self.known_pile = None
         self._pending = None
 
     def _slot(self, seat: int, slot: str) -> SlotInfo:
@@ -343,6 +375,17 @@ class Memory:
         self._pending = None
         if seat == self.me:
             self.drawn = None
+
+
+def _nothing_moved(before: Mapping[str, Any] | None, now: Mapping[str, Any]) -> bool:
+    """No move ended between two views of the same round: every move that ends puts a card on the discard pile
+    (a pile turned over empties it), and a draw takes one from a pile, so both are as they were."""
+    return (
+        before is not None
+        and before["index"] == now["index"]
+        and before["discard"] == now["discard"]
+        and before["draw_pile"] == now["draw_pile"]
+    )
 
 
 _HANDLERS: Final = {

@@ -48,6 +48,8 @@ class BotDriver:
         self._pause = pause
         self._rng = random.Random(None if seed is None else seed + 1)
         self._timer: TimerHandle | None = None
+        self._fires_at = 0  # room clock: when the running pause ends
+        self._pause_ms = 0  # the running pause's own length, after the instant the rules allow the move
         self._acted_v = 0  # the room's version when it last acted: older views do not ask again
         self._refused = 0
 
@@ -81,12 +83,22 @@ class BotDriver:
         if due is None:
             self._cancel()
             return
-        if self._timer is not None:
-            return  # a pause is already running: the decision is made from the view it acts on
         r = self.bot.memory.round
-        wait = max(0, due.at - r["now"]) if due.kind != "ready" and r is not None else 0
-        pause = round(pause_ms(due, self._rng, self.bot.memory.phase) * self._pause)
-        self._timer = self._clock.call_at(self._clock.now() + wait + pause, self._act)
+        allowed = self._clock.now() + (max(0, due.at - r["now"]) if due.kind != "ready" and r is not None else 0)
+        if self._timer is not None:
+            # A pause is already running: the decision is made from the view it acts on. But the rules may
+            # allow it sooner than when it was planned (a Crisp call ends the draw block at once): the same
+            # pause then counts from the new instant, as for a person who sees the block lifted.
+            if allowed + self._pause_ms < self._fires_at:
+                self._timer.cancel()
+                self._schedule(allowed + self._pause_ms)
+            return
+        self._pause_ms = round(pause_ms(due, self._rng, self.bot.memory.phase) * self._pause)
+        self._schedule(allowed + self._pause_ms)
+
+    def _schedule(self, at: int) -> None:
+        self._fires_at = at
+        self._timer = self._clock.call_at(at, self._act)
 
     def _act(self) -> None:
         self._timer = None

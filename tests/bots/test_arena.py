@@ -1,4 +1,5 @@
-"""The arena: bots fed exactly their seat's views, zero illegal moves in every setting, the JSON figures."""
+"""The arena: bots fed exactly their seat's views, zero illegal moves in every setting, on a clock (think times,
+too-early draws tried again, turn timers), the JSON figures and the table of pairings."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from crisp_server.__main__ import main
 from crisp_server.arena import message_to_action, play_game, run_arena
 from crisp_server.bots import LEVELS
-from crisp_server.engine import Game, Options
+from crisp_server.bots.timing import CRISP_MS, MOVE_MS
+from crisp_server.engine import DRAW_BLOCK_MS, Game, Options
 from crisp_server.engine.views import seat_view
 from crisp_server.protocol import BadMessage
 
@@ -144,8 +146,113 @@ def test_arena_text(capsys: pytest.CaptureFixture[str]) -> None:
         (["--seats", "hard,genius"], "unknown level 'genius'"),
         (["--games", "0"], "--games must be at least 1"),
         (["--score-limit", "0"], "score_limit"),
+        (["--score-limit", "50,0"], "score_limit"),
+        (["--score-limit", "50;100"], "--score-limit takes whole numbers"),
+        (["--table", "--score-limit", "x"], "--score-limit takes whole numbers"),
     ],
 )
 def test_arena_refuses_bad_arguments(args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", *args]) == 2
     assert says in capsys.readouterr().err
+
+
+# -- the clock ---------------------------------------------------------------------------------------------
+
+
+def test_bots_take_their_think_time_and_draws_in_the_block_are_tried_again() -> None:
+    """Every draw comes at least a think time after its turn began, every call a moment after its window
+    opened; a draw tried while the previous player may still call is refused, counted, and tried again."""
+    checked = {"draws": 0, "calls": 0, "in_block": 0}
+    turn_at: dict[int, int] = {}
+    window_at: dict[int, int] = {}
+
+    def watch(game: Game, seat: int, update: Mapping[str, Any]) -> None:
+        if seat != 0:
+            return  # the public events once
+        r = game.round
+        assert r is not None
+        for e in update["events"]:
+            if e["type"] == "turn_started":
+                turn_at[e["seat"]] = e["at"]
+            elif e["type"] == "window_opened":
+                window_at[e["seat"]] = e["at"]
+            elif e["type"] == "drew":
+                checked["draws"] += 1
+                started = turn_at[e["seat"]]
+                assert r.now - started >= MOVE_MS[0], "a draw before any think time"
+                if r.now == started + DRAW_BLOCK_MS:
+                    checked["in_block"] += 1  # tried during the block, drawn the instant it ended
+            elif e["type"] == "crisp_called":
+                checked["calls"] += 1
+                assert r.now - window_at[e["seat"]] >= CRISP_MS[0]
+            elif e["type"] == "round_started":
+                turn_at.clear()
+                window_at.clear()
+
+    result = play_game(["hard", "normal", "easy", "hard"], random.Random(21), Options(score_limit=60), on_feed=watch)
+    assert result.illegal_moves == 0
+    assert result.timed_out == 0, "no turn timer, nobody away: nothing times out"
+    assert result.too_early > 0
+    assert checked["in_block"] > 0
+    assert checked["draws"] > 50
+    assert checked["calls"] > 0
+
+
+def test_a_turn_timer_times_slow_moves_out() -> None:
+    """With a two-second turn timer, a draw and a play of 0.7 to 2 seconds each after a time-out (the next
+    turn has no draw block) often run out: the move is timed out as in a room, and the bots go on from there."""
+    timed: list[dict[str, Any]] = []
+
+    def watch(game: Game, seat: int, update: Mapping[str, Any]) -> None:
+        if seat == 0:
+            timed.extend(e for e in update["events"] if e["type"] == "timed_out")
+
+    result = play_game(
+        ["hard", "normal", "easy"], random.Random(8), Options(score_limit=40, turn_seconds=2), on_feed=watch
+    )
+    assert result.illegal_moves == 0
+    assert result.timed_out == len(timed) > 0
+    summary = run_arena(["hard", "normal"], 3, seed=4, options=Options(score_limit=40, turn_seconds=2)).summary()
+    assert summary["timed_out"] > 0
+    assert summary["options"] == {"score_limit": 40, "turn_seconds": 2, "discard_draw": False}
+
+
+def test_arena_score_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["arena", "--games", "3", "--seats", "hard,easy", "--score-limit", "30,60", "--discard-draw", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [run["options"] for run in out] == [
+        {"score_limit": 30, "turn_seconds": None, "discard_draw": True},
+        {"score_limit": 60, "turn_seconds": None, "discard_draw": True},
+    ]
+    assert all(run["too_early"] > 0 for run in out)
+    # The same seed at each limit: the first cell is the run of that limit alone.
+    alone = run_arena(["hard", "easy"], 3, seed=1, options=Options(score_limit=30, discard_draw=True)).summary()
+    assert out[0]["seats"] == json.loads(json.dumps(alone["seats"]))  # decision times aside (wall clock)
+
+
+def test_arena_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arena", "--table", "--games", "4", "--score-limit", "30,40", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    cells = [(r["level"], r["against"], r["score_limit"]) for r in out["rows"]]
+    assert cells == [
+        ("normal", "easy", 30),
+        ("normal", "easy", 40),
+        ("hard", "normal", 30),
+        ("hard", "normal", 40),
+        ("hard", "easy", 30),
+        ("hard", "easy", 40),
+    ]
+    assert [r["goal"] for r in out["rows"][::2]] == [0.375, 0.325, None]
+    for row in out["rows"]:
+        low, high = row["win_share_ci95"]
+        assert low <= row["win_share"] <= high
+        assert row["illegal_moves"] == 0
+    first = run_arena(["normal", "easy", "easy", "easy"], 4, seed=1, options=Options(score_limit=30)).summary()
+    assert out["rows"][0]["win_share"] == first["seats"][0]["win_share"]
+
+    assert main(["arena", "--table", "--games", "2", "--score-limit", "30"]) == 0
+    text = capsys.readouterr().out
+    assert "hard vs 3 normal    0.325" in text
+    assert "limit 30" in text
+    assert "illegal moves: 0" in text

@@ -19,8 +19,9 @@ import pytest
 
 from crisp_server.bots import Bot
 from crisp_server.client import CrispClient, ProtocolError
+from crisp_server.engine import DRAW_BLOCK_MS
 from crisp_server.rooms.botseat import BOT_NAMES, BotDriver
-from tests.web.bots import settle
+from tests.web.bots import rig, settle
 from tests.web.harness import Harness, running_server
 from tests.web.test_wire_leaks import Spy, check_stream
 
@@ -516,3 +517,53 @@ async def test_computer_players_and_stand_ins_survive_a_restart(tmp_path: Path) 
             ).json()
         assert record["players"] == ["Ana", "Ben", "Ada"]  # the records name computer players like anyone
         assert game["players"] == ["Ana", "Ben", "Ada"]
+
+
+# -- timing ----------------------------------------------------------------------------------------------
+
+
+async def _the_bots_blocked_turn(server: Harness, monkeypatch: pytest.MonkeyPatch) -> CrispClient:
+    """A practice game of Ana and one computer player, at the start of its first turn: Ana (seat 0) moved, her
+    crisp window is open and the computer player's draw is blocked for two seconds."""
+    rig(monkeypatch, first_dealer=1, seed=4)  # Ana starts
+    ana = await server.client()
+    await ana.create("Ana", bots=1, level="normal")
+    await ana.wait_for(lambda c: c.phase == "peek", what="the first deal")
+    await ana.ready()
+    await run(server, [ana], _nothing, phase_is(ana, "play"))
+    await ana.draw()
+    await (ana.discard() if "discard" in ana.you["can"] else ana.king())
+    await settle(server, [ana])
+    r = ana.table["round"] if ana.table is not None else None
+    assert r is not None
+    assert r["turn"] == 1
+    assert r["may_draw_at"] == r["now"] + DRAW_BLOCK_MS
+    return ana
+
+
+def bot_draws(ana: CrispClient) -> list[Message]:
+    return [e for e in room_events(ana, "drew") if e["seat"] == 1]
+
+
+async def test_a_crisp_call_that_lifts_the_draw_block_lets_a_computer_player_draw_at_once(
+    server: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ana = await _the_bots_blocked_turn(server, monkeypatch)
+    await server.advance(500)
+    await settle(server, [ana])
+    assert bot_draws(ana) == [], "the block runs"
+    await ana.crisp()  # the call ends the block at once (docs/rules.md)
+    await settle(server, [ana])
+    assert bot_draws(ana), "it draws once the block is lifted, not when it would have ended"
+
+
+async def test_a_computer_player_waits_for_the_end_of_the_draw_block(
+    server: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ana = await _the_bots_blocked_turn(server, monkeypatch)
+    await server.advance(DRAW_BLOCK_MS - 1)
+    await settle(server, [ana])
+    assert bot_draws(ana) == []
+    await server.advance(1)
+    await settle(server, [ana])
+    assert bot_draws(ana)
