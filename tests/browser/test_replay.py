@@ -8,73 +8,24 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import random
 import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
-from crisp_server.engine import Options, replay_game
-from crisp_server.rooms.tokens import hash_token
+from crisp_server.engine import Options
 from crisp_server.settings import Settings
-from crisp_server.simulate import play_random_game
 from crisp_server.store.migrate import upgrade
-from crisp_server.store.operations import (
-    AppendAction,
-    FinishGame,
-    SaveRoom,
-    SeatData,
-    SetClock,
-    StartGame,
-    StartRound,
-)
 from crisp_server.store.store import Store
 from tests.browser.harness import fits, open_page, watch
 from tests.e2e.procs import server_process
+from tests.store.games import StoredGame, store_played
 
 
-@dataclass
-class Game:
-    id: str
-    players: list[str]
-    tokens: list[str]
-    room: str
-
-
-async def store_game(store: Store, seed: int, players: int, options: Options, *, finish: bool = True) -> Game:
-    """A random game stored the way a room stores one (its accepted actions only), a token per seat, seat 0
-    the host."""
-    _, played = play_random_game(players, options, random.Random(seed))
-    game, rejected = replay_game(played)
-    drop = {(x["round"], x["index"]) for x in rejected}
-    game_id, room_id, code = f"game{seed}", f"room{seed}", f"R{seed:05d}"[:6]
-    tokens = [f"token-{seed}-{seat}" for seat in range(players)]
-    hashes = tuple(hash_token(t) for t in tokens)
-    seats = tuple(SeatData(name, h, False, None) for name, h in zip(played.players, hashes, strict=True))
-    await store.commit(
-        [
-            SaveRoom(room_id, code, f"http://x/r/{code}", "play", 0, played.options.as_dict(), seats),
-            StartGame(game_id, room_id, played.players, hashes, played.options.as_dict(), played.first_dealer, 0),
-        ]
-    )
-    for k, rr in enumerate(played.rounds):
-        kept = [t for i, t in enumerate(rr.actions) if (k, i) not in drop]
-        ops: list[object] = [StartRound(game_id, k, rr.deck, "ab" * 16)]
-        ops += [AppendAction(game_id, k, i, t) for i, t in enumerate(kept)]
-        r = game.rounds[k]
-        if r.ended and r.end_at is not None:
-            ops.append(SetClock(game_id, k, r.end_at, ended=True))
-        await store.commit(ops)  # type: ignore[arg-type]
-    if finish:
-        await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
-    return Game(game_id, list(played.players), tokens, code)
-
-
-async def fill(data_dir: Path) -> dict[str, Game]:
+async def fill(data_dir: Path) -> dict[str, StoredGame]:
     settings = Settings(data_dir=data_dir)
     url = settings.resolved_database_url()
     await asyncio.to_thread(upgrade, url, settings.migrations_dir)
@@ -82,16 +33,16 @@ async def fill(data_dir: Path) -> dict[str, Game]:
     await store.start()
     try:
         return {
-            "three": await store_game(store, 7, 3, Options(50, None, False)),
-            "eight": await store_game(store, 11, 8, Options(150, 30, True)),
-            "running": await store_game(store, 13, 2, Options(50, None, False), finish=False),
+            "three": await store_played(store, 7, 3, Options(50, None, False)),
+            "eight": await store_played(store, 11, 8, Options(150, 30, True)),
+            "running": await store_played(store, 13, 2, Options(50, None, False), finish=False),
         }
     finally:
         await store.close()
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Game]]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, StoredGame]]]:
     data_dir = tmp_path_factory.mktemp("replays")
     # In a thread of its own: sync Playwright runs an event loop in this one.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
@@ -100,7 +51,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
         yield base, games
 
 
-def keep(page: Page, base: str, game: Game, seat: int) -> None:
+def keep(page: Page, base: str, game: StoredGame, seat: int) -> None:
     """This device played ``game`` in ``seat``: its token is kept as the page keeps a finished game's."""
     page.goto(base + "/rules-unknown-path")  # any page of the origin, for its localStorage
     entry = {"id": game.id, "room": game.room, "players": game.players, "seat": seat, "token": game.tokens[seat]}
@@ -139,7 +90,7 @@ def pick(page: Page, value: str) -> None:
 
 @pytest.mark.parametrize(("locale", "dark"), [("en-GB", False), ("de-DE", True), ("en-GB", True), ("de-DE", False)])
 def test_step_through_both_points_of_view_on_a_phone(
-    browser: Browser, served: tuple[str, dict[str, Game]], shots: Path, locale: str, dark: bool
+    browser: Browser, served: tuple[str, dict[str, StoredGame]], shots: Path, locale: str, dark: bool
 ) -> None:
     base, games = served
     game = games["three"]
@@ -227,7 +178,7 @@ def test_step_through_both_points_of_view_on_a_phone(
 
 
 def test_eight_players_on_a_desktop_and_a_phone(
-    browser: Browser, served: tuple[str, dict[str, Game]], shots: Path
+    browser: Browser, served: tuple[str, dict[str, StoredGame]], shots: Path
 ) -> None:
     base, games = served
     game = games["eight"]
@@ -256,7 +207,7 @@ def test_eight_players_on_a_desktop_and_a_phone(
 
 @pytest.mark.parametrize("locale", ["en-GB", "de-DE"])
 def test_every_refusal_in_words(
-    browser: Browser, served: tuple[str, dict[str, Game]], shots: Path, locale: str
+    browser: Browser, served: tuple[str, dict[str, StoredGame]], shots: Path, locale: str
 ) -> None:
     base, games = served
     lang = locale[:2]
@@ -303,7 +254,7 @@ def test_every_refusal_in_words(
         context.close()
 
 
-def test_the_host_shares_the_replay_by_link(browser: Browser, served: tuple[str, dict[str, Game]]) -> None:
+def test_the_host_shares_the_replay_by_link(browser: Browser, served: tuple[str, dict[str, StoredGame]]) -> None:
     base, games = served
     game = games["three"]
     host_context, host = open_page(browser, 360, 640, "en-GB")
@@ -332,7 +283,7 @@ def test_the_host_shares_the_replay_by_link(browser: Browser, served: tuple[str,
         guest_context.close()
 
 
-def test_how_fast_a_step_draws(browser: Browser, served: tuple[str, dict[str, Game]]) -> None:
+def test_how_fast_a_step_draws(browser: Browser, served: tuple[str, dict[str, StoredGame]]) -> None:
     """Median and 95th percentile of one step's drawing with 8 players in a 150-point game (printed)."""
     base, games = served
     game = games["eight"]

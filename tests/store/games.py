@@ -1,13 +1,15 @@
 """Rooms and games written into a store the way a room writes them: games played at random by the engine,
-stored round by round, then finished, abandoned or left running (the standings tests and bench use them)."""
+stored round by round, then finished, abandoned or left running (the standings and replay tests and the
+standings bench use them)."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from crisp_server.engine import Options, Record
+from crisp_server.engine import Options, Record, replay_game
+from crisp_server.rooms.tokens import hash_token
 from crisp_server.simulate import play_random_game
 from crisp_server.store.operations import (
     AppendAction,
@@ -81,3 +83,48 @@ async def store_game(
         assert first is not None
         await store.commit([FinishGame(game_id, first, (), abandoned=True)])
     return replace(record, rounds=list(rounds))
+
+
+@dataclass
+class StoredGame:
+    """A game :func:`store_played` stored: its id, players, each seat's token, the room's code and host seat."""
+
+    id: str
+    players: list[str]
+    tokens: list[str]
+    room: str
+    host: int | None
+
+
+async def store_played(
+    store: Store, seed: int, players: int, options: Options, *, finish: bool = True, host: int | None = 0
+) -> StoredGame:
+    """A random game (``seed``) stored the way a room stores one, its accepted actions only, in a room of its
+    own: a token per seat (``token-SEED-SEAT``), ``host`` the game's host seat (``None``: a game stored before
+    hosts were kept). ``finish=False`` leaves it running."""
+    _, played = play_random_game(players, options, random.Random(seed))
+    game, rejected = replay_game(played)
+    drop = {(x["round"], x["index"]) for x in rejected}
+    game_id, room_id, code = f"game{seed}", f"room{seed}", f"R{seed:05d}"[:6]
+    tokens = [f"token-{seed}-{seat}" for seat in range(players)]
+    hashes = tuple(hash_token(t) for t in tokens)
+    room_options = played.options.as_dict()
+    seats = tuple(SeatData(name, h, False, None) for name, h in zip(played.players, hashes, strict=True))
+    await store.commit(
+        [
+            SaveRoom(room_id, code, f"http://x/r/{code}", "play", host or 0, room_options, seats),
+            StartGame(game_id, room_id, played.players, hashes, room_options, played.first_dealer, host),
+        ]
+    )
+    for k, rr in enumerate(played.rounds):
+        kept = [t for i, t in enumerate(rr.actions) if (k, i) not in drop]
+        ops: list[object] = [StartRound(game_id, k, rr.deck, "ab" * 16)]
+        ops += [AppendAction(game_id, k, i, t) for i, t in enumerate(kept)]
+        r = game.rounds[k]
+        if r.ended:
+            assert r.end_at is not None
+            ops.append(SetClock(game_id, k, r.end_at, ended=True))
+        await store.commit(ops)  # type: ignore[arg-type]
+    if finish:
+        await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
+    return StoredGame(game_id, list(played.players), tokens, code, host)

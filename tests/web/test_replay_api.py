@@ -5,70 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import random
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import orjson
 import pytest
 
-from crisp_server.engine import Options, replay_game
-from crisp_server.rooms.tokens import hash_token
-from crisp_server.simulate import play_random_game
-from crisp_server.store.operations import (
-    AppendAction,
-    FinishGame,
-    SaveRoom,
-    SeatData,
-    SetClock,
-    StartGame,
-    StartRound,
-)
-from crisp_server.store.store import Store
 from tests.databases import BACKENDS, database
 from tests.openapi import assert_documented
+from tests.store.games import OPTIONS, store_played
 from tests.web.harness import Harness, running_server
 
 REPLAY = "/api/games/{game_id}/replay"
-
-
-@dataclass
-class Stored:
-    game_id: str
-    tokens: list[str]
-    host: int
-
-
-async def store_game(store: Store, seed: int, players: int, *, finish: bool, host: int | None) -> Stored:
-    """A random game stored the way a room stores one (its accepted actions only), with a token per seat."""
-    _, played = play_random_game(players, Options(50, 30, True), random.Random(seed))
-    game, rejected = replay_game(played)
-    drop = {(x["round"], x["index"]) for x in rejected}
-    game_id, room_id = f"game{seed}", f"room{seed}"
-    tokens = [f"token-{seed}-{seat}" for seat in range(players)]
-    hashes = tuple(hash_token(t) for t in tokens)
-    options = played.options.as_dict()
-    seats = tuple(SeatData(name, h, False, None) for name, h in zip(played.players, hashes, strict=True))
-    await store.commit(
-        [
-            SaveRoom(room_id, f"R{seed:05d}"[:6], "http://x/r/R", "play", host or 0, options, seats),
-            StartGame(game_id, room_id, played.players, hashes, options, played.first_dealer, host),
-        ]
-    )
-    for k, rr in enumerate(played.rounds):
-        kept = [t for i, t in enumerate(rr.actions) if (k, i) not in drop]
-        ops: list[object] = [StartRound(game_id, k, rr.deck, "ab" * 16)]
-        ops += [AppendAction(game_id, k, i, t) for i, t in enumerate(kept)]
-        r = game.rounds[k]
-        if r.ended:
-            assert r.end_at is not None
-            ops.append(SetClock(game_id, k, r.end_at, ended=True))
-        await store.commit(ops)  # type: ignore[arg-type]
-    if finish:
-        await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
-    return Stored(game_id, tokens, host if host is not None else -1)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -89,20 +38,20 @@ def bearer(token: str) -> dict[str, str]:
 
 async def test_every_refusal_is_clear_and_documented(server: Harness) -> None:
     store = server.app.state.services.store
-    done = await store_game(store, 1, 3, finish=True, host=0)
-    running = await store_game(store, 2, 2, finish=False, host=1)
-    other = await store_game(store, 3, 2, finish=True, host=0)
+    done = await store_played(store, 1, 3, OPTIONS, finish=True, host=0)
+    running = await store_played(store, 2, 2, OPTIONS, finish=False, host=1)
+    other = await store_played(store, 3, 2, OPTIONS, finish=True, host=0)
     cases: list[tuple[str, dict[str, str], dict[str, str], int, str]] = [
         ("nope", {}, bearer(done.tokens[0]), 404, "no game with that id"),
         ("x" * 33, {}, bearer(done.tokens[0]), 404, "no game with that id"),
-        (done.game_id, {}, {}, 403, "only the game's players can fetch its replay"),
-        (done.game_id, {}, bearer("wrong"), 403, "only the game's players can fetch its replay"),
-        (done.game_id, {}, bearer(other.tokens[0]), 403, "only the game's players can fetch its replay"),
-        (done.game_id, {}, {"Authorization": done.tokens[0]}, 403, "only the game's players can fetch its replay"),
-        (running.game_id, {}, {}, 403, "only the game's players can fetch its replay"),
-        (running.game_id, {}, bearer(running.tokens[1]), 409, "the game is still running"),
-        (done.game_id, {"seat": "3"}, bearer(done.tokens[0]), 404, "no seat 3 in this game"),
-        (done.game_id, {"seat": "-1"}, bearer(done.tokens[0]), 404, "no seat -1 in this game"),
+        (done.id, {}, {}, 403, "only the game's players can fetch its replay"),
+        (done.id, {}, bearer("wrong"), 403, "only the game's players can fetch its replay"),
+        (done.id, {}, bearer(other.tokens[0]), 403, "only the game's players can fetch its replay"),
+        (done.id, {}, {"Authorization": done.tokens[0]}, 403, "only the game's players can fetch its replay"),
+        (running.id, {}, {}, 403, "only the game's players can fetch its replay"),
+        (running.id, {}, bearer(running.tokens[1]), 409, "the game is still running"),
+        (done.id, {"seat": "3"}, bearer(done.tokens[0]), 404, "no seat 3 in this game"),
+        (done.id, {"seat": "-1"}, bearer(done.tokens[0]), 404, "no seat -1 in this game"),
     ]
     async with httpx.AsyncClient(base_url=server.http) as http:
         for game_id, params, headers, status, detail in cases:
@@ -112,40 +61,40 @@ async def test_every_refusal_is_clear_and_documented(server: Harness) -> None:
             assert_documented(server.app, REPLAY, response, game_id=game_id)
         for bad in ("one", "1.5", ""):
             response = await http.get(
-                f"/api/games/{done.game_id}/replay", params={"seat": bad}, headers=bearer(done.tokens[0])
+                f"/api/games/{done.id}/replay", params={"seat": bad}, headers=bearer(done.tokens[0])
             )
             assert response.status_code == 422, bad
         # A refusal serves nothing of the game: no card code anywhere in it.
-        refused = await http.get(f"/api/games/{running.game_id}/replay", headers=bearer(running.tokens[0]))
+        refused = await http.get(f"/api/games/{running.id}/replay", headers=bearer(running.tokens[0]))
         assert refused.json() == {"detail": "the game is still running: its replay is served when it ends"}
 
 
 async def test_each_player_reads_every_point_of_view_gzipped(server: Harness) -> None:
     store = server.app.state.services.store
-    done = await store_game(store, 4, 3, finish=True, host=2)
+    done = await store_played(store, 4, 3, OPTIONS, finish=True, host=2)
     async with httpx.AsyncClient(base_url=server.http) as http:
         for seat, token in enumerate(done.tokens):
             for view in (None, 0, 1, 2):
                 params = {} if view is None else {"seat": str(view)}
                 raw = await http.get(
-                    f"/api/games/{done.game_id}/replay",
+                    f"/api/games/{done.id}/replay",
                     params=params,
                     headers={**bearer(token), "Accept-Encoding": "gzip"},
                 )
                 assert raw.status_code == 200
                 assert raw.headers["content-encoding"] == "gzip"
-                assert_documented(server.app, REPLAY, raw, game_id=done.game_id)
+                assert_documented(server.app, REPLAY, raw, game_id=done.id)
                 body = orjson.loads(raw.content)  # httpx decompressed it
                 assert body["format"] == "crisp-replay/1"
                 assert (body["seat"], body["you"], body["host"], body["public"]) == (view, seat, 2, False)
                 assert body["steps"][0]["kind"] == "deal"
                 assert body["steps"][-1]["kind"] == "end"
         plain = await http.get(
-            f"/api/games/{done.game_id}/replay", headers={**bearer(done.tokens[0]), "Accept-Encoding": "identity"}
+            f"/api/games/{done.id}/replay", headers={**bearer(done.tokens[0]), "Accept-Encoding": "identity"}
         )
         assert "content-encoding" not in plain.headers
         zipped = await http.get(
-            f"/api/games/{done.game_id}/replay", headers={**bearer(done.tokens[0]), "Accept-Encoding": "gzip"}
+            f"/api/games/{done.id}/replay", headers={**bearer(done.tokens[0]), "Accept-Encoding": "gzip"}
         )
     # The same body, several times smaller on the wire.
     assert orjson.loads(plain.content) == orjson.loads(zipped.content)
@@ -156,10 +105,10 @@ async def test_each_player_reads_every_point_of_view_gzipped(server: Harness) ->
 
 async def test_the_host_alone_makes_a_replay_public_and_then_no_token_is_needed(server: Harness) -> None:
     store = server.app.state.services.store
-    done = await store_game(store, 5, 3, finish=True, host=1)
-    url = f"/api/games/{done.game_id}/public"
+    done = await store_played(store, 5, 3, OPTIONS, finish=True, host=1)
+    url = f"/api/games/{done.id}/public"
     async with httpx.AsyncClient(base_url=server.http) as http:
-        assert (await http.get(f"/api/games/{done.game_id}/replay")).status_code == 403
+        assert (await http.get(f"/api/games/{done.id}/replay")).status_code == 403
         for headers in ({}, bearer("wrong"), bearer(done.tokens[0]), bearer(done.tokens[2])):
             refused = await http.put(url, json={"public": True}, headers=headers)
             assert refused.status_code == 403
@@ -173,21 +122,21 @@ async def test_the_host_alone_makes_a_replay_public_and_then_no_token_is_needed(
             url, content=b"{", headers={**bearer(done.tokens[1]), "content-type": "application/json"}
         )
         assert answer.status_code == 422
-        assert (await http.get(f"/api/games/{done.game_id}/replay")).status_code == 403  # nothing changed
+        assert (await http.get(f"/api/games/{done.id}/replay")).status_code == 403  # nothing changed
 
         made = await http.put(url, json={"public": True}, headers=bearer(done.tokens[1]))
         assert (made.status_code, made.json()) == (200, {"public": True})
         for view in (None, 0, 2):
             params = {} if view is None else {"seat": str(view)}
-            anyone = await http.get(f"/api/games/{done.game_id}/replay", params=params)
+            anyone = await http.get(f"/api/games/{done.id}/replay", params=params)
             assert anyone.status_code == 200
             body = anyone.json()
             assert (body["public"], body["you"], body["seat"]) == (True, None, view)
         # A player still reads as a player; a wrong token is nobody, not a refusal, once public.
-        assert (await http.get(f"/api/games/{done.game_id}/replay", headers=bearer(done.tokens[2]))).json()["you"] == 2
-        assert (await http.get(f"/api/games/{done.game_id}/replay", headers=bearer("wrong"))).json()["you"] is None
+        assert (await http.get(f"/api/games/{done.id}/replay", headers=bearer(done.tokens[2]))).json()["you"] == 2
+        assert (await http.get(f"/api/games/{done.id}/replay", headers=bearer("wrong"))).json()["you"] is None
         # The record download stays the players' own.
-        assert (await http.get(f"/api/games/{done.game_id}/record")).status_code == 403
+        assert (await http.get(f"/api/games/{done.id}/record")).status_code == 403
 
         for method in ("GET", "POST", "OPTIONS", "DELETE"):
             other = await http.request(method, url, headers=bearer(done.tokens[1]))
@@ -199,17 +148,17 @@ async def test_the_host_alone_makes_a_replay_public_and_then_no_token_is_needed(
 
         back = await http.put(url, json={"public": False}, headers=bearer(done.tokens[1]))
         assert (back.status_code, back.json()) == (200, {"public": False})
-        assert (await http.get(f"/api/games/{done.game_id}/replay")).status_code == 403
+        assert (await http.get(f"/api/games/{done.id}/replay")).status_code == 403
 
 
 async def test_a_game_stored_without_a_host_cannot_be_made_public(server: Harness) -> None:
     store = server.app.state.services.store
-    done = await store_game(store, 6, 2, finish=True, host=None)
+    done = await store_played(store, 6, 2, OPTIONS, finish=True, host=None)
     async with httpx.AsyncClient(base_url=server.http) as http:
         for token in done.tokens:
-            answer = await http.put(f"/api/games/{done.game_id}/public", json={"public": True}, headers=bearer(token))
+            answer = await http.put(f"/api/games/{done.id}/public", json={"public": True}, headers=bearer(token))
             assert answer.status_code == 403
-        body = (await http.get(f"/api/games/{done.game_id}/replay", headers=bearer(done.tokens[0]))).json()
+        body = (await http.get(f"/api/games/{done.id}/replay", headers=bearer(done.tokens[0]))).json()
     assert body["host"] is None
 
 
