@@ -22,7 +22,7 @@ from crisp_server.store.operations import CloseRoom, Op, SaveRoom, SeatData
 from crisp_server.store.store import Store
 
 from .clock import Clock, TimerHandle
-from .driver import CLOSE_LEFT, CLOSE_MOVED, CLOSE_RESTART, SeatDriver
+from .driver import CLOSE_LEFT, CLOSE_MOVED, CLOSE_REPLACED, CLOSE_RESTART, SeatDriver
 from .messages import RoomMessage, Tick
 from .phase import Fairness, Phase
 from .seats import Seat
@@ -105,6 +105,9 @@ class RoomActor(ABC):
         # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
         self._ops: list[Op] = []
         self._outbox: list[tuple[SeatDriver, bytes | tuple[int, str]]] = []
+        #: Welcomes queued and not yet delivered: the frame, and whether it may be given again while the room
+        #: is suspended (a resume or a watch: the seat is the database's; not a join, which may not be).
+        self._greeting: dict[SeatDriver, tuple[bytes, bool]] = {}
         #: Called with each accepted action's seconds from arrival to publication (metrics), if set.
         self.observe_action: Callable[[float], None] | None = None
         self._arrived = 0.0
@@ -177,6 +180,7 @@ class RoomActor(ABC):
                 for conn in movers:  # their move was not made: they may make it again when the game goes on
                     conn.send(p.error_message(self.v, p.ProtocolCode.UNAVAILABLE, conn.lang))
             if epoch != self._epoch:
+                self._dropped(out)
                 return
             # A closed room's goodbyes go out even if its close was not saved: it has left memory regardless.
             if ops and error is None:
@@ -192,6 +196,10 @@ class RoomActor(ABC):
             return
         self._v_sent = max(self._v_sent, v)
         self._notified = False
+        if self._greeting:
+            for conn, item in out:
+                if self._greeting.get(conn, (None,))[0] is item:
+                    del self._greeting[conn]
         _deliver(out)
         if accepted and self.observe_action is not None:
             done = time.perf_counter()
@@ -208,6 +216,10 @@ class RoomActor(ABC):
         """Handle one message; what it sends goes out once what it changed is committed (``Room``)."""
 
     @abstractmethod
+    def _welcome(self, index: int | None, token: str | None) -> bytes:
+        """The ``welcome`` frame of a seat (``index``) or a spectator (``None``) (``Publishing``)."""
+
+    @abstractmethod
     def _suspend(self, error: BaseException) -> None:
         """A commit failed: take back what was not saved and wait for the database (``Recovery``)."""
 
@@ -216,8 +228,26 @@ class RoomActor(ABC):
     def _send(self, conn: SeatDriver, data: bytes) -> None:
         self._outbox.append((conn, data))
 
+    def _greet(self, conn: SeatDriver, index: int | None, token: str | None, again: bool) -> None:
+        """Send ``welcome``; ``again``: if what it follows is not saved, it is sent again with ``unavailable``
+        (the player's seat is the database's), else ``unavailable`` alone (``_suspend``)."""
+        data = self._welcome(index, token)
+        self._greeting[conn] = (data, again)
+        self._send(conn, data)
+
     def _hang_up(self, conn: SeatDriver, code: int, reason: str) -> None:
         self._outbox.append((conn, (code, reason)))
+
+    def _dropped(self, out: Sequence[tuple[SeatDriver, bytes | tuple[int, str]]]) -> None:
+        """What followed a failed commit is not sent, but a connection that left the room meanwhile (replaced
+        by a newer one of the same player, kicked, gone) is still closed: it is in no room any more."""
+        if self.closed:
+            return
+        for conn, item in out:
+            if isinstance(item, tuple) and conn not in self.members:
+                if item[0] == CLOSE_REPLACED:
+                    conn.send(orjson.dumps({"type": "replaced", "v": self.v}))
+                conn.close(*item)
 
     def _save(self, *ops: Op) -> None:
         if self.store is not None:
@@ -302,6 +332,7 @@ class RoomActor(ABC):
         the room stops here."""
         self._epoch += 1  # what it submitted is dropped, never delivered
         self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
+        self._greeting.clear()
         self.lost = True
         log.warning("room %s: %s; its players are sent there", self.code, why)
         self._moved([*self.members, *(conn for conn in also if conn not in self.members)])

@@ -81,8 +81,10 @@ class Recovery(Computers):
         did not save (it is rebuilt from the database when that answers, ``recover``), tells its members
         it is ``unavailable`` and changes nothing meanwhile; the connections stay open."""
         self._epoch += 1  # what it submitted after the failed change followed from it: dropped
-        self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
+        outbox, greeting = self._outbox, self._greeting
+        self._ops, self._outbox, self._accepted, self._movers, self._greeting = [], [], [], [], {}
         self.v = self._v_sent  # nobody saw the versions that were not saved
+        self._dropped(outbox)
         if not self._saved:
             # Its first save failed: there is nothing to go back to. Its creator is told to try again.
             log.warning("room %s: its creation could not be saved; it is closed", self.code)
@@ -99,6 +101,15 @@ class Recovery(Computers):
                 self._notified = True
                 log.warning("room %s: a change could not be saved; the room waits for the database", self.code)
                 for conn in self.members:
+                    if conn not in greeting:
+                        conn.send(p.unavailable_message(self.v, conn.lang))
+            # Who came in meanwhile and was not welcomed yet: a player back on their seat, or a spectator, is
+            # welcomed and told; a join (its seat may not be saved) is only told (``_reload`` settles it).
+            for conn, (_, again) in greeting.items():
+                if conn in self.members:
+                    if again:
+                        seat = self.members[conn]
+                        conn.send(self._welcome(None if seat is None else self.seats.index(seat), None))
                     conn.send(p.unavailable_message(self.v, conn.lang))
         self._schedule()  # no timer runs while suspended
         if self.on_suspend is not None:  # the registry tries the database again until it answers

@@ -75,7 +75,7 @@ class Seating(TableFlow):
         self.members[conn] = seat
         index = len(self.seats) - 1
         self._save_room()
-        self._send(conn, self._welcome(index, token))
+        self._greet(conn, index, token, again=False)
         self._publish([], [{"type": "joined", "seat": index, "name": name}])
 
     def _claim_seat(self, conn: SeatDriver, token: str) -> Seat:
@@ -105,7 +105,7 @@ class Seating(TableFlow):
         seat.connected_at = datetime.now(UTC)
         index = self.seats.index(seat)
         self._save_room()
-        self._send(conn, self._welcome(index, None))
+        self._greet(conn, index, None, again=True)
         events = self._unpause()
         self._publish(events, [{"type": "connected", "seat": index}])
 
@@ -113,7 +113,7 @@ class Seating(TableFlow):
         # In every phase: a link page follows the room live from its lobby on (and may ``sit`` there).
         self._admit(conn)
         self.members[conn] = None
-        self._send(conn, self._welcome(None, None))
+        self._greet(conn, None, None, again=True)
         self._publish([], [{"type": "spectator_joined"}])
 
     def _detach(self, conn: SeatDriver) -> None:

@@ -12,10 +12,12 @@ import orjson
 
 from crisp_server import protocol as p
 from crisp_server.rooms.clock import ManualClock
-from crisp_server.rooms.messages import Inbound
+from crisp_server.rooms.driver import CLOSE_REPLACED
+from crisp_server.rooms.messages import Inbound, Reload
 from crisp_server.rooms.room import Room
 from crisp_server.settings import Settings
 from crisp_server.store.operations import Op, ReserveVersion, SaveRoom
+from crisp_server.store.reads import StoredRoom
 
 Done = Callable[[BaseException | None], None]
 
@@ -148,3 +150,98 @@ async def test_flush_waits_until_everything_submitted_is_committed_and_sent() ->
     store.commit_next()
     await asyncio.wait_for(flushing, 1)
     assert ana.kinds()[0] == "welcome"
+
+
+def stored_as_committed(room: Room, store: HeldStore) -> StoredRoom:
+    """The lobby as the database has it: the last saved ``SaveRoom`` and version reserved."""
+    saved = [op for op in store.committed if isinstance(op, SaveRoom)][-1]
+    reserved = max(op.v for op in store.committed if isinstance(op, ReserveVersion))
+    options, seats = dict(saved.options), list(saved.seats)
+    return StoredRoom(saved.room_id, saved.code, saved.link, saved.phase, saved.host, options, seats, v=reserved)
+
+
+def lobby_of_two(store: HeldStore) -> tuple[Room, Phone, Phone, str]:
+    """Ana's room with Ben in it, everything committed; Ana's token."""
+    room = room_with(store)
+    ana, ben = Phone(), Phone()
+    say(room, ana, {"type": "create", "name": "Ana"})
+    say(room, ben, {"type": "join", "room": "ABCDEF", "name": "Ben"})
+    while store.waiting:
+        store.commit_next()
+    token = ana.frames[0]["token"]
+    assert isinstance(token, str)
+    return room, ana, ben, token
+
+
+def test_a_player_back_while_a_failing_commit_is_in_flight_is_welcomed_and_told() -> None:
+    store = HeldStore()
+    room, ana, ben, token = lobby_of_two(store)
+    marks = {ana: len(ana.frames), ben: len(ben.frames)}
+    say(room, ana, {"type": "options", "score_limit": 50, "turn_seconds": 30, "discard_draw": True})
+    again = Phone()  # Ana reloads the page while her change is being saved
+    say(room, again, {"type": "resume", "room": "ABCDEF", "token": token})
+    assert again.frames == []
+
+    store.commit_next(RuntimeError("disk full"))
+    assert room.suspended
+    # The resume followed the failed change, so the welcome queued behind it is not sent: it is given now,
+    # with what holds.
+    assert again.kinds() == ["welcome", "unavailable"]
+    assert again.frames[0]["seat"] == 0
+    assert again.frames[0]["token"] is None
+    assert again.closed is None
+    assert ben.kinds()[marks[ben] :] == ["unavailable"]
+    store.commit_next()  # the resume's own commit, behind the failed one: dropped, nothing is sent twice,
+    assert again.kinds() == ["welcome", "unavailable"]
+    assert ana.kinds()[marks[ana] :] == ["replaced"]  # and the older tab is closed as replaced, as it would be
+    assert ana.closed is not None
+    assert ana.closed[0] == CLOSE_REPLACED
+
+
+def test_a_player_back_while_the_room_tries_the_database_again_is_welcomed_and_told() -> None:
+    store = HeldStore()
+    room, ana, ben, token = lobby_of_two(store)
+    say(room, ben, {"type": "react", "emoji": "nope"})  # anything that waits behind a commit
+    say(room, ana, {"type": "options", "score_limit": 50, "turn_seconds": 30, "discard_draw": True})
+    while store.waiting:
+        store.commit_next(RuntimeError("disk full"))
+    assert room.suspended
+    marks = {ana: len(ana.frames), ben: len(ben.frames)}
+
+    room.post(Reload(stored_as_committed(room, store)))  # the registry's next try: it is saving the room again
+    assert not room.suspended
+    again = Phone()
+    say(room, again, {"type": "resume", "room": "ABCDEF", "token": token})
+    store.commit_next(RuntimeError("disk full"))  # the try fails: the room waits again, its members told once
+    assert room.suspended
+    assert again.kinds() == ["welcome", "unavailable"]
+    assert ben.kinds()[marks[ben] :] == []
+    while store.waiting:
+        store.commit_next()
+    assert again.kinds() == ["welcome", "unavailable"]
+    assert ana.kinds()[marks[ana] :] == ["replaced"]
+    assert ana.closed is not None
+
+    # The database answers: the player on the new tab is back in the game, the old one stays closed.
+    room.post(Reload(stored_as_committed(room, store)))
+    store.commit_next()
+    assert not room.suspended
+    assert again.kinds()[-1] == "update"
+    assert {"type": "available"} in again.frames[-1]["events"]
+    assert ana.kinds()[marks[ana] :] == ["replaced"]
+
+
+def test_a_join_while_a_failing_commit_is_in_flight_is_told_and_not_welcomed() -> None:
+    store = HeldStore()
+    room, ana, _, _ = lobby_of_two(store)
+    say(room, ana, {"type": "options", "score_limit": 50, "turn_seconds": 30, "discard_draw": True})
+    cleo = Phone()
+    say(room, cleo, {"type": "join", "room": "ABCDEF", "name": "Cleo"})
+    store.commit_next(RuntimeError("disk full"))
+    assert cleo.kinds() == ["unavailable"], "nobody hears of a seat the database may lack"
+    room.post(Reload(stored_as_committed(room, store)))
+    while store.waiting:
+        store.commit_next()
+    assert cleo.kinds() == ["unavailable", "error"]
+    assert cleo.frames[-1]["code"] == "unavailable"
+    assert cleo.room is None
