@@ -9,7 +9,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -84,7 +84,7 @@ class Reads:
         """Every room that was not closed, with its running game rebuilt as a record."""
         async with self.sessions() as session:
             rooms = (await session.scalars(select(RoomRow).where(RoomRow.closed_at.is_(None)))).all()
-            return [await self._stored_room(session, room) for room in rooms]
+            return await _stored_rooms(session, rooms)
 
     async def load_room(self, room_id: str) -> StoredRoom | None:
         """One room as the database has it (after its commit failed), or ``None`` if it was never written
@@ -93,40 +93,7 @@ class Reads:
             room = await session.get(RoomRow, room_id)
             if room is None or room.closed_at is not None:
                 return None
-            return await self._stored_room(session, room)
-
-    async def _stored_room(self, session: AsyncSession, room: RoomRow) -> StoredRoom:
-        seats = (
-            await session.scalars(select(SeatRow).where(SeatRow.room_id == room.id).order_by(SeatRow.position))
-        ).all()
-        stored = StoredRoom(
-            room.id,
-            room.code,
-            room.link,
-            room.phase,
-            room.host,
-            dict(room.options),
-            [SeatData(s.name, s.token_hash, s.left, s.connected_at, s.bot) for s in seats],
-            updated_at=room.updated_at,
-            v=room.v,
-        )
-        # The latest game: running, or just finished (a room at its game's end shows the result).
-        game = await session.scalar(
-            select(GameRow).where(GameRow.room_id == room.id).order_by(GameRow.started_at.desc()).limit(1)
-        )
-        if game is not None:
-            stored.game = await self._stored_game(session, game)
-        return stored
-
-    async def _stored_game(self, session: AsyncSession, game: GameRow) -> StoredGame:
-        document, rounds = await _game_document(session, game)
-        return StoredGame(
-            game.id,
-            parse_record(document),
-            list(game.token_hashes),
-            [r.salt for r in rounds],
-            [r.ended for r in rounds],
-        )
+            return (await _stored_rooms(session, [room]))[0]
 
     async def game_record(self, game_id: str) -> tuple[dict[str, Any], list[str], bool] | None:
         """The game's ``crisp-record/1``, its players' token hashes, and whether it has finished."""
@@ -139,7 +106,7 @@ class Reads:
             game = await session.get(GameRow, game_id)
             if game is None:
                 return None
-            document, _ = await _game_document(session, game)
+            document = (await _game_documents(session, [game]))[game.id]
             return StoredRecord(
                 document, list(game.token_hashes), game.finished_at is not None, game.host, bool(game.public)
             )
@@ -261,23 +228,70 @@ class Reads:
             return closed.rowcount or 0, len(old)  # type: ignore[attr-defined]
 
 
-async def _game_document(session: AsyncSession, game: GameRow) -> tuple[dict[str, Any], Sequence[RoundRow]]:
-    """A stored game as its ``crisp-record/1`` document, with its round rows."""
-    rounds = (await session.scalars(select(RoundRow).where(RoundRow.game_id == game.id).order_by(RoundRow.index))).all()
-    actions = (
-        await session.scalars(
-            select(ActionRow).where(ActionRow.game_id == game.id).order_by(ActionRow.round_index, ActionRow.seq)
-        )
-    ).all()
-    by_round: dict[int, list[dict[str, Any]]] = {}
-    for a in actions:
-        by_round.setdefault(a.round_index, []).append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
-    return record_document(game, rounds, by_round), rounds
+#: Rooms read at once by ``_stored_rooms`` (each query binds one parameter per room: well inside SQLite's and
+#: PostgreSQL's limits).
+ROOMS_AT_ONCE: Final = 500
+
+
+async def _stored_rooms(session: AsyncSession, rooms: Sequence[RoomRow]) -> list[StoredRoom]:
+    """Rooms with their seats and latest game (running, or just finished: a room at its game's end shows the
+    result), in a few queries for all of them: after a restart thousands of rooms come back at once."""
+    out: list[StoredRoom] = []
+    for start in range(0, len(rooms), ROOMS_AT_ONCE):
+        part = rooms[start : start + ROOMS_AT_ONCE]
+        ids = [room.id for room in part]
+        seats: dict[str, list[SeatData]] = {}
+        for s in await session.scalars(
+            select(SeatRow).where(SeatRow.room_id.in_(ids)).order_by(SeatRow.room_id, SeatRow.position)
+        ):
+            seats.setdefault(s.room_id, []).append(SeatData(s.name, s.token_hash, s.left, s.connected_at, s.bot))
+        latest: dict[str, GameRow] = {}
+        for row in await session.scalars(
+            select(GameRow).where(GameRow.room_id.in_(ids)).order_by(GameRow.room_id, GameRow.started_at.desc())
+        ):
+            latest.setdefault(row.room_id, row)
+        games = list(latest.values())
+        documents, rounds = await _game_documents_and_rounds(session, games)
+        for room in part:
+            stored = StoredRoom(
+                room.id,
+                room.code,
+                room.link,
+                room.phase,
+                room.host,
+                dict(room.options),
+                seats.get(room.id, []),
+                updated_at=room.updated_at,
+                v=room.v,
+            )
+            game = latest.get(room.id)
+            if game is not None:
+                its_rounds = rounds.get(game.id, [])
+                stored.game = StoredGame(
+                    game.id,
+                    parse_record(documents[game.id]),
+                    list(game.token_hashes),
+                    [r.salt for r in its_rounds],
+                    [r.ended for r in its_rounds],
+                )
+            out.append(stored)
+    return out
 
 
 async def _game_documents(session: AsyncSession, games: Sequence[GameRow]) -> dict[str, dict[str, Any]]:
     """Several stored games as ``crisp-record/1`` documents by id, read in two queries for all of them."""
+    documents, _ = await _game_documents_and_rounds(session, games)
+    return documents
+
+
+async def _game_documents_and_rounds(
+    session: AsyncSession, games: Sequence[GameRow]
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[RoundRow]]]:
+    """Several stored games as ``crisp-record/1`` documents by id, and their round rows by id, read in two
+    queries for all of them."""
     ids = [g.id for g in games]
+    if not ids:
+        return {}, {}
     rounds: dict[str, list[RoundRow]] = {}
     for r in await session.scalars(select(RoundRow).where(RoundRow.game_id.in_(ids)).order_by(RoundRow.index)):
         rounds.setdefault(r.game_id, []).append(r)
@@ -291,7 +305,8 @@ async def _game_documents(session: AsyncSession, games: Sequence[GameRow]) -> di
     for a in found:
         by_round = actions.setdefault(a.game_id, {}).setdefault(a.round_index, [])
         by_round.append({"at": a.at, "seat": a.seat, "do": a.do, **a.data})
-    return {g.id: record_document(g, rounds.get(g.id, []), actions.get(g.id, {})) for g in games}
+    documents = {g.id: record_document(g, rounds.get(g.id, []), actions.get(g.id, {})) for g in games}
+    return documents, rounds
 
 
 def record_document(

@@ -12,6 +12,7 @@ from sqlalchemy import update
 
 from crisp_server.engine import Options, record_to_dict, replay
 from crisp_server.simulate import play_random_game
+from crisp_server.store import reads
 from crisp_server.store.migrate import check, downgrade, upgrade
 from crisp_server.store.models import GameRow, RoomRow
 from crisp_server.store.operations import (
@@ -130,6 +131,34 @@ async def test_open_rooms_rebuild_the_running_game(store: Store) -> None:
     assert room.game is not None
     assert room.game.id == "game5"
     assert len(room.game.salts) == len(room.game.record.rounds)
+
+
+async def test_open_rooms_read_in_parts_are_each_room_as_it_is_loaded_alone(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rooms come back in parts of ROOMS_AT_ONCE (a few queries for each part, not a few for each room): every
+    # room, in any part, is the same as when it is read alone, with its own seats and its latest game.
+    monkeypatch.setattr(reads, "ROOMS_AT_ONCE", 2)
+    for seed, players in ((11, 2), (12, 3), (13, 4)):
+        await _store_game(store, seed=seed, players=players, finish=False)
+    options = {"score_limit": 100, "turn_seconds": None, "discard_draw": False}
+    await store.commit([SaveRoom("lobby", "LLLLLL", "l", "lobby", 0, options, _seats(["Ana", "Ben"]))])
+    # A rematch: room12's newer game is the one that comes back.
+    await store.commit(
+        [StartGame("game12b", "room12", ("P0", "P1", "P2"), tuple(f"{i:064x}" for i in range(3)), options, 1)]
+    )
+    rooms = {r.id: r for r in await store.open_rooms()}
+    assert set(rooms) == {"room11", "room12", "room13", "lobby"}
+    for room_id, room in rooms.items():
+        assert room == await store.load_room(room_id)
+    assert [len(rooms[f"room{n}"].seats) for n in (11, 12, 13)] == [2, 3, 4]
+    assert rooms["lobby"].game is None
+    assert [s.name for s in rooms["lobby"].seats] == ["Ana", "Ben"]
+    assert rooms["room11"].game is not None
+    assert rooms["room11"].game.id == "game11"
+    assert rooms["room12"].game is not None
+    assert rooms["room12"].game.id == "game12b"
+    assert rooms["room12"].game.record.rounds == []
 
 
 async def test_history_lists_finished_games_only(store: Store) -> None:
