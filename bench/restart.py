@@ -8,8 +8,9 @@ The rooms play as the load test's bots do (``crisp_server.loadtest``: ``RoomBots
 second with ``--pace 1``) for ``--play`` seconds once all of them play. Then the server is stopped: with
 ``kill`` by SIGKILL to its process group (its checkpoint process too), with ``term`` by SIGTERM (rooms tell
 their players it restarts and close with 1012) and waited for. The players' own reconnects are switched off:
-here every player reconnects as soon as the new server accepts connections (tried every 20 ms until then), so
-that the figure is the server's, not a back-off's. A seat counts as resumed when its ``welcome`` came (with
+here every player reconnects as soon as the new server accepts connections (one probe every 20 ms until then;
+8,000 players each trying every 20 ms would spend the players' core on refused connections), so that the
+figure is the server's, not a back-off's. A seat counts as resumed when its ``welcome`` came (with
 the seat it had) and the state after it.
 
 Prints, per way of stopping, how long the old server took to stop (SIGTERM), the new one to accept
@@ -178,10 +179,11 @@ async def play(ws_url: str, rooms: int, pace: float, seconds: float, seed: int) 
 
 
 async def resume_all(
-    ws_url: str, seats: list[Seat], started: float, alive: Callable[[], bool]
+    ws_url: str, seats: list[Seat], started: float, alive: Callable[[], bool], accepting: asyncio.Event
 ) -> tuple[list[float], list[Bot], int]:
-    """Every seat reconnects and resumes at once, each trying again every ``RETRY_S`` until the server accepts
-    its connection. The seconds from ``started`` to each seat resumed, the bots (to hang up), the errors."""
+    """Every seat reconnects and resumes at once as soon as the server accepts connections (``accepting``),
+    each trying again every ``RETRY_S`` if its connection is refused. The seconds from ``started`` to each seat
+    resumed, the bots (to hang up), the errors."""
     stats = Stats()
     table = RoomBots(stats, random.Random(0), 0.0, ws_url)
     times: list[float] = []
@@ -189,6 +191,7 @@ async def resume_all(
 
     async def one(seat: Seat) -> None:
         url = room_url(ws_url, seat.code)
+        await accepting.wait()
         while True:
             bot = Bot(table)
             try:
@@ -256,13 +259,18 @@ async def _run(server: Server, how: str, args: argparse.Namespace) -> tuple[floa
     started = server.start()
     listening: list[float] = []
 
+    accepting = asyncio.Event()
+
     async def watch() -> None:  # when the new server first accepts a connection
         while not await loop.run_in_executor(None, _accepts, port):
+            if not server.alive():
+                raise RuntimeError("the restarted server exited")
             await asyncio.sleep(RETRY_S)
         listening.append(time.perf_counter() - started)
+        accepting.set()
 
     watcher = asyncio.create_task(watch())
-    times, bots, errors = await resume_all(ws_url, seats, started, server.alive)
+    times, bots, errors = await resume_all(ws_url, seats, started, server.alive, accepting)
     await watcher
     for bot in bots:
         bot.hang_up()

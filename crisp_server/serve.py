@@ -30,6 +30,10 @@ SHUTDOWN_SECONDS: Final = 5
 log = logging.getLogger("crisp.server")
 
 
+#: The listening socket's queue of connections not yet accepted (uvicorn's default is 2,048).
+LISTEN_BACKLOG: Final = 16384
+
+
 class _Server(uvicorn.Server):
     """On SIGTERM or Ctrl-C, rooms tell their players the server restarts before the sockets close."""
 
@@ -120,6 +124,9 @@ def _serve(settings: Settings) -> int:
         log_level=settings.log_level,
         log_config=log_config,
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+        # After a restart every player reconnects at once: a short accept queue drops their connections, which
+        # the kernel then retries only after 1 s, 3 s... (the system's net.core.somaxconn caps it).
+        backlog=LISTEN_BACKLOG,
     )
     server = _Server(config, app)
     log.info("engine and rooms: %s", native.summary())
