@@ -16,7 +16,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from websockets.asyncio.client import connect
 
 from crisp_server.web.connection import Connection
-from crisp_server.web.wsprotocol import CrispHttp, CrispWebSocket, text_frame_header
+from crisp_server.web.wsprotocol import CrispHttp, CrispWebSocket, plain_handshake_key, text_frame_header
 
 from .deaf import client_frame, upgrade_request
 from .harness import uvicorn_serving
@@ -330,3 +330,134 @@ async def test_the_http_protocol_is_freed_at_the_upgrade(http: Any, left: int) -
     finally:
         gc.enable()
     assert alive == [left]
+
+
+# -- the opening handshake: a plain one is answered here, every other one by websockets ------------------------
+
+KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's example: its accept value is "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+PLAIN = [
+    (b"host", b"127.0.0.1:8000"),
+    (b"upgrade", b"websocket"),
+    (b"connection", b"keep-alive, Upgrade"),
+    (b"sec-websocket-key", KEY.encode()),
+    (b"sec-websocket-version", b"13"),
+    (b"origin", b"http://127.0.0.1:8000"),
+    (b"sec-websocket-extensions", b"permessage-deflate; client_max_window_bits"),
+]
+
+
+def _without(name: bytes) -> list[tuple[bytes, bytes]]:
+    return [(n, v) for n, v in PLAIN if n != name]
+
+
+def _with(name: bytes, value: bytes) -> list[tuple[bytes, bytes]]:
+    return [*_without(name), (name, value)]
+
+
+@pytest.mark.parametrize(
+    ("method", "version", "target", "headers", "compression"),
+    [
+        ("POST", "1.1", b"/ws", PLAIN, False),
+        ("GET", "1.0", b"/ws", PLAIN, False),
+        ("GET", "1.1", "/wß".encode(), PLAIN, False),
+        ("GET", "1.1", b"/" + b"x" * 8192, PLAIN, False),
+        ("GET", "1.1", b"/ws", _without(b"sec-websocket-key"), False),
+        ("GET", "1.1", b"/ws", [*PLAIN, (b"sec-websocket-key", KEY.encode())], False),
+        ("GET", "1.1", b"/ws", _with(b"sec-websocket-key", b"not base64!"), False),
+        ("GET", "1.1", b"/ws", _with(b"sec-websocket-key", b"c2hvcnQ="), False),  # 5 bytes
+        ("GET", "1.1", b"/ws", _with(b"sec-websocket-version", b"8"), False),
+        ("GET", "1.1", b"/ws", _without(b"sec-websocket-version"), False),
+        ("GET", "1.1", b"/ws", _with(b"upgrade", b"websocket, h2c"), False),
+        ("GET", "1.1", b"/ws", _with(b"upgrade", b"h2c"), False),
+        ("GET", "1.1", b"/ws", _with(b"connection", b"keep-alive"), False),
+        ("GET", "1.1", b"/ws", _with(b"connection", b"up grade"), False),
+        ("GET", "1.1", b"/ws", [*PLAIN, (b"origin", b"http://evil")], False),
+        ("GET", "1.1", b"/ws", [*PLAIN, (b"sec-websocket-protocol", b"chat")], False),
+        ("GET", "1.1", b"/ws", PLAIN, True),  # the server offers compression, the client asks for it
+        ("GET", "1.1", b"/ws", [*PLAIN, (b"x-note", b"bell\x07")], False),
+        ("GET", "1.1", b"/ws", [*PLAIN, (b"x-long", b"x" * 8190)], False),
+        ("GET", "1.1", b"/ws", PLAIN + [(b"x-n", b"1")] * 122, False),  # 129 headers
+    ],
+)
+def test_only_a_plain_handshake_is_answered_here(
+    method: str, version: str, target: bytes, headers: list[tuple[bytes, bytes]], compression: bool
+) -> None:
+    assert plain_handshake_key("GET", "1.1", b"/ws?room=ABCDEF", PLAIN, compression=False) == KEY
+    assert plain_handshake_key("GET", "1.1", b"/ws", _without(b"sec-websocket-extensions"), compression=True) == KEY
+    assert plain_handshake_key("GET", "1.1", b"/ws", PLAIN + [(b"x-n", b"1")] * 121, compression=False) == KEY
+    assert plain_handshake_key(method, version, target, headers, compression=compression) is None
+
+
+async def _handshake(port: int, request: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        return await reader.readuntil(b"\r\n\r\n")
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+
+
+async def test_a_plain_handshake_is_answered_here_with_the_scope_websockets_would_give() -> None:
+    """The same request answered here and by ``websockets`` (a subprotocol offered sends it there): the same
+    ``101`` and accept value, and the application sees the same scope."""
+    scopes: list[tuple[bool, dict[str, Any]]] = []
+
+    async def script(_conn: Connection, protocol: CrispWebSocket) -> None:
+        scopes.append((protocol.accept_header is not None, dict(protocol.scope)))
+
+    async with serving(script) as url:
+        port = int(url.rsplit(":", 1)[1].strip("/"))
+        head = (
+            f"GET /ws/a%20b?room=ABCDEF&x=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: WebSocket\r\n"
+            f"Connection: keep-alive, Upgrade\r\nSec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n"
+            "Origin: http://127.0.0.1\r\nUser-Agent: test\r\n"
+        )
+        here = await _handshake(port, (head + "\r\n").encode())
+        there = await _handshake(port, (head + "Sec-WebSocket-Protocol: chat\r\n\r\n").encode())
+        for _ in range(100):
+            if len(scopes) == 2:
+                break
+            await asyncio.sleep(0.01)
+    for answer in (here, there):
+        assert answer.startswith(b"HTTP/1.1 101 Switching Protocols\r\n"), answer
+        lines = {line.split(b": ", 1)[0].lower(): line.split(b": ", 1)[1] for line in answer.split(b"\r\n")[1:-2]}
+        assert lines[b"sec-websocket-accept"] == b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+        assert lines[b"upgrade"].lower() == b"websocket"
+        assert lines[b"connection"].lower() == b"upgrade"
+        assert b"sec-websocket-protocol" not in lines
+    assert [checked for checked, _ in scopes] == [True, False]
+    ours, theirs = (scope for _, scope in scopes)
+    theirs["headers"] = [(n, v) for n, v in theirs["headers"] if n != b"sec-websocket-protocol"]
+    assert theirs.pop("subprotocols") == ["chat"]
+    assert ours.pop("subprotocols") == []
+    assert ours.pop("client") != theirs.pop("client")  # two connections
+    assert ours == theirs
+    assert ours["path"] == "/ws/a b"
+    assert ours["raw_path"] == b"/ws/a%20b"
+    assert ours["query_string"] == b"room=ABCDEF&x=1"
+
+
+@pytest.mark.parametrize(
+    ("change", "status"),
+    [
+        (("Sec-WebSocket-Key: " + KEY, "Sec-WebSocket-Key: c2hvcnQ="), b"400"),
+        (("Sec-WebSocket-Version: 13", "Sec-WebSocket-Version: 8"), b"400"),
+        (("Connection: Upgrade", "Connection: Upgrade\r\nOrigin: http://a\r\nOrigin: http://b"), b"400"),
+    ],
+)
+async def test_a_handshake_that_is_not_plain_is_answered_by_websockets_as_before(
+    change: tuple[str, str], status: bytes
+) -> None:
+    async def script(_conn: Connection, _protocol: CrispWebSocket) -> None:
+        raise AssertionError("no WebSocket opens")
+
+    async with serving(script) as url:
+        port = int(url.rsplit(":", 1)[1].strip("/"))
+        head = (
+            f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        answer = await _handshake(port, head.replace(*change).encode())
+    assert answer.split(b" ")[1] == status, answer
