@@ -14,7 +14,7 @@ from .messages import RoomError
 from .phase import GAME_PHASES, Phase
 from .seats import MAX_SEATS, Seat, TokenBucket, clean_name
 from .table import TableFlow
-from .tokens import hash_token, new_token, token_matches
+from .tokens import hash_token, hashes_match, new_token
 
 if TYPE_CHECKING:
     from .room import Room
@@ -80,7 +80,8 @@ class Seating(TableFlow):
 
     def _claim_seat(self, conn: SeatDriver, token: str) -> Seat:
         """The seat of ``token``, now on ``conn`` (an older connection of the same player is replaced)."""
-        seat = next((s for s in self.seats if token_matches(token, s.token_hash)), None)
+        hashed = hash_token(token)  # once, not once per seat
+        seat = next((s for s in self.seats if hashes_match(hashed, s.token_hash)), None)
         if seat is None:
             raise RoomError(p.ProtocolCode.BAD_TOKEN)
         if conn.room is not None and conn is not seat.conn:
@@ -101,10 +102,14 @@ class Seating(TableFlow):
 
     def _resume(self, conn: SeatDriver, token: str) -> None:
         seat = self._claim_seat(conn, token)
-        seat.left = False
         seat.connected_at = datetime.now(UTC)
         index = self.seats.index(seat)
-        self._save_room()
+        if seat.left:
+            # Back after Leave: the seat is the player's again, durably. A reconnect changes nothing the database
+            # keeps (a restart brings every seat back as it was), so it writes nothing: 8,000 players coming
+            # back after a restart would otherwise each rewrite their room and its seats.
+            seat.left = False
+            self._save_room()
         self._greet(conn, index, None, again=True)
         events = self._unpause()
         self._publish(events, [{"type": "connected", "seat": index}])

@@ -40,7 +40,12 @@ def hash_token(token: str) -> str:
 
 
 def token_matches(token: str, token_hash: str) -> bool:
-    return hmac.compare_digest(hash_token(token), token_hash)
+    return hashes_match(hash_token(token), token_hash)
+
+
+def hashes_match(hashed: str, token_hash: str) -> bool:
+    """Whether a token's hash (``hash_token``) is ``token_hash``, in constant time."""
+    return hmac.compare_digest(hashed, token_hash)
 
 
 def shuffle(items: list[Any]) -> None:

@@ -9,7 +9,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from .operations import AddResume, Op
+from .operations import Op
 from .outage import Dropped
 
 log = logging.getLogger("crisp.store")
@@ -73,11 +73,6 @@ def tell_all(batch: Sequence[Submission]) -> None:
 def any_ops(pending: deque[Submission]) -> bool:
     """Whether any submission waiting has operations (one without only waits its turn)."""
     return any(item.ops for item in pending)
-
-
-def has_resume(ops: Sequence[Op]) -> bool:
-    """Whether ``ops`` hold a resume (it reads its round: not on SQLite's fast path)."""
-    return any(isinstance(op, AddResume) for op in ops)
 
 
 def fenced(batch: Sequence[Submission]) -> bool:

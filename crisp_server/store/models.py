@@ -74,6 +74,7 @@ class SeatRow(Base):
     name: Mapped[str] = mapped_column(String(80))
     token_hash: Mapped[str] = mapped_column(String(64))
     left: Mapped[bool] = mapped_column(Boolean, default=False)
+    # When its player took the seat (joined, or took it back after leaving); a reconnect is not written.
     connected_at: Mapped[datetime | None] = mapped_column(default=None)
     bot: Mapped[str | None] = mapped_column(String(8), default=None)  # a computer player's level
 

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
-
-from sqlalchemy import Connection, Table, select, update
+from typing import Any
 
 from crisp_server.engine import Timed
-
-from .models import RoundRow
-
-_ROUNDS = cast(Table, RoundRow.__table__)
 
 
 def utc_now() -> datetime:
@@ -135,13 +129,6 @@ class AddResume:
     round_index: int
     after: int
     at: int
-
-    def apply(self, conn: Connection) -> None:
-        where = (_ROUNDS.c.game_id == self.game_id, _ROUNDS.c["index"] == self.round_index)
-        row = conn.execute(select(_ROUNDS.c.resumes, _ROUNDS.c.end_at).where(*where)).one_or_none()
-        if row is not None:
-            resumes = [*row.resumes, {"after": self.after, "at": self.at}]
-            conn.execute(update(_ROUNDS).where(*where).values(resumes=resumes, end_at=max(row.end_at or 0, self.at)))
 
 
 @dataclass(frozen=True, slots=True)

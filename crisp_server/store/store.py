@@ -34,7 +34,7 @@ from crisp_server import tasks
 from crisp_server.store import sqlite_fast
 
 from .checkpoints import Checkpoints, _Copier
-from .group import Submission, any_ops, fenced, has_resume, skipped, take, tell, tell_all
+from .group import Submission, any_ops, fenced, skipped, take, tell, tell_all
 from .leases import Fenced, Leases
 from .operations import Op, Written
 from .outage import Outage, describe, storage_fault, unreachable
@@ -459,16 +459,12 @@ class Store(Checkpoints, Reads):
         async with self._writing:
             await self._write(ops, written)
 
-    def _fast_for(self, ops: Sequence[Op]) -> bool:
-        """Whether ``ops`` go through SQLite's fast path: on SQLite, unless a resume (which reads its round)."""
-        return self._fast_path and not has_resume(ops)
-
     def _sync_now(self, batch: Sequence[Submission], ops: Sequence[Op]) -> bool:
         """Whether ``ops`` can be written at once, synchronously: the fast path, with no transaction going on
         (a checkpoint's second pass, a purge) and no lease to check."""
         if self._writing.locked() or (self.leases is not None and fenced(batch)):
             return False
-        return self._fast_for(ops)
+        return self._fast_path
 
     def _write_fast(self, ops: Sequence[Op], written: Written) -> None:
         """Write ``ops`` in one transaction on SQLite's fast path (the caller checked that it may)."""
@@ -519,7 +515,7 @@ class Store(Checkpoints, Reads):
                 raw.invalidate(exc)
 
     async def _write(self, ops: Sequence[Op], written: Written) -> None:
-        if self._fast_for(ops):
+        if self._fast_path:
             self._write_fast(ops, written)
         elif self._sync_engine is not None:
             with self._sync_engine.begin() as conn:

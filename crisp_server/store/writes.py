@@ -8,7 +8,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any, Protocol, cast
 
-from sqlalchemy import Connection, Table, bindparam, delete, insert, update
+from sqlalchemy import Connection, Table, bindparam, delete, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
@@ -142,6 +142,14 @@ _SEATS_DELETE = delete(_SEATS).where(_SEATS.c.room_id == bindparam("r"))
 _GAME_FINISH = (
     update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"), abandoned=bindparam("a"))
 )
+_RESUMES_READ = select(_ROUNDS.c.resumes, _ROUNDS.c.end_at).where(
+    _ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i")
+)
+_RESUMES_UPDATE = (
+    update(_ROUNDS)
+    .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
+    .values(resumes=bindparam("r"), end_at=bindparam("e"))
+)
 _CLOCK_UPDATE = (
     update(_ROUNDS)
     .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
@@ -229,9 +237,18 @@ def _apply_all(sink: Sink, ops: Sequence[Op], written: Written | None = None) ->
             cache.pop(op.room_id, None)  # a closed room is not written again: forget it
         else:
             assert isinstance(op, AddResume)
-            assert isinstance(sink, _Core), "a resume reads its round: it is written through SQLAlchemy"
-            op.apply(sink.conn)
+            _add_resume(sink, op)
     run.write(sink, cache)
+
+
+def _add_resume(sink: Sink, op: AddResume) -> None:
+    """The round's list of resumes gets ``op``'s, and its clock stands at least at ``op.at``."""
+    where = {"g": op.game_id, "i": op.round_index}
+    found = sink.first(_RESUMES_READ, where)
+    if found is not None:
+        resumes, end_at = found
+        entry = {"after": op.after, "at": op.at}
+        sink.many(_RESUMES_UPDATE, [{**where, "r": [*resumes, entry], "e": max(end_at or 0, op.at)}])
 
 
 class Sink(Protocol):
@@ -246,9 +263,13 @@ class Sink(Protocol):
         """As ``many``, each row the values of ``keys`` in their order."""
         ...
 
+    def first(self, statement: Executable, row: dict[str, Any]) -> tuple[Any, ...] | None:
+        """The first row a select gives for the bound values ``row`` (``None``: none)."""
+        ...
+
 
 class _Core:
-    """Statements through a SQLAlchemy connection (PostgreSQL, and SQLite when a resume is written)."""
+    """Statements through a SQLAlchemy connection (PostgreSQL, and SQLite while the fast path is off)."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -259,3 +280,7 @@ class _Core:
 
     def tuples(self, statement: Executable, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
         self.conn.execute(statement, [dict(zip(keys, row, strict=True)) for row in rows])
+
+    def first(self, statement: Executable, row: dict[str, Any]) -> tuple[Any, ...] | None:
+        found = self.conn.execute(statement, row).first()
+        return None if found is None else tuple(found)

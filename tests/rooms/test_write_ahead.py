@@ -245,3 +245,39 @@ def test_a_join_while_a_failing_commit_is_in_flight_is_told_and_not_welcomed() -
     assert cleo.kinds() == ["unavailable", "error"]
     assert cleo.frames[-1]["code"] == "unavailable"
     assert cleo.room is None
+
+
+def _saved_seats(store: HeldStore, since: int = 0) -> list[tuple[bool, ...]]:
+    """Each ``SaveRoom`` committed from ``since`` on: whether each seat had left."""
+    return [tuple(s.left for s in op.seats) for op in store.committed[since:] if isinstance(op, SaveRoom)]
+
+
+def test_a_reconnect_writes_nothing_and_a_seat_taken_back_after_leaving_is_saved() -> None:
+    """A player back on a new connection changes nothing the database keeps: 8,000 players back after a restart
+    write no room. A player who left a game and takes the seat back is saved as seated again."""
+    store = HeldStore()
+    room, ana, ben, token = lobby_of_two(store)
+    ben_token = ben.frames[0]["token"]
+    say(room, ana, {"type": "start"})
+    while store.waiting:
+        store.commit_next()
+    mark = len(store.committed)
+    again = Phone()
+    say(room, again, {"type": "resume", "room": "ABCDEF", "token": token})
+    while store.waiting:
+        store.commit_next()
+    assert again.kinds()[0] == "welcome"
+    assert again.frames[0]["seat"] == 0
+    assert _saved_seats(store, mark) == []
+
+    say(room, ben, {"type": "leave"})
+    while store.waiting:
+        store.commit_next()
+    assert _saved_seats(store)[-1] == (False, True)
+    back = Phone()
+    say(room, back, {"type": "resume", "room": "ABCDEF", "token": ben_token})
+    while store.waiting:
+        store.commit_next()
+    assert back.kinds()[0] == "welcome"
+    assert back.frames[0]["seat"] == 1
+    assert _saved_seats(store)[-1] == (False, False)

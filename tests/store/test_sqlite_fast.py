@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -24,6 +25,7 @@ from crisp_server.engine.cards import Slot
 from crisp_server.store.checkpoints import _Copier
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.operations import (
+    AddResume,
     AppendAction,
     CloseRoom,
     FinishGame,
@@ -50,7 +52,7 @@ def _seats(*names: str, left: int | None = None) -> tuple[SeatData, ...]:
 
 def _groups() -> list[list[Op]]:
     """Every statement of a group commit: new and known rooms, changed seats and options, games, rounds,
-    actions of each shape, clocks, a finished game and a closed room."""
+    actions of each shape, clocks, resumes, a finished game and a closed room."""
     room = SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "lobby", 0, OPTIONS, _seats("Ana", "Ben"))
     game = StartGame("g1", "r1", ("Ana", "Ben"), ("a" * 64, "b" * 64), OPTIONS, 1)
     deck = tuple(f"{r}{s}" for s in "SHDC" for r in "A23456789TJQK")
@@ -72,6 +74,8 @@ def _groups() -> list[list[Op]]:
         [
             *(AppendAction("g1", 0, i + 3, t) for i, t in enumerate(actions[3:])),
             SetClock("g1", 0, 5000),
+            AddResume("g1", 0, 5, 5200),  # a restart: the round went on at 5200
+            AddResume("g1", 0, 5, 5100),  # one more (its clock stands at the later instant)
             SetClock("g1", 0, 6000, ended=True),
             SaveRoom("r1", "ABCDEF", "http://x/r/ABCDEF", "result", 1, OPTIONS, _seats("Ana", "Ben", left=1)),
             FinishGame("g1", (12, 30), (0,)),
@@ -139,6 +143,10 @@ def test_the_fast_path_stores_what_sqlalchemy_stores(tmp_path: Path) -> None:
     # The groups reached every table, and seats carry their times in SQLAlchemy's own text form.
     assert all(core[table] for table in TABLES)
     assert "2026-11-30 05:30:01.250000" in {row[5] for row in core["seats"]}  # connected_at
+    with sqlite3.connect(fast_url.removeprefix("sqlite:///")) as db:
+        resumes, end_at = db.execute("SELECT resumes, end_at FROM rounds").fetchone()
+    assert json.loads(resumes) == [{"after": 5, "at": 5200}, {"after": 5, "at": 5100}]
+    assert end_at == 6000
     assert core_written == fast_written
 
 
