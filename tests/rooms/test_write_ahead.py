@@ -247,6 +247,22 @@ def test_a_join_while_a_failing_commit_is_in_flight_is_told_and_not_welcomed() -
     assert cleo.room is None
 
 
+def commit_all(store: HeldStore) -> None:
+    while store.waiting:
+        store.commit_next()
+
+
+def back_on_new_phone(room: Room, store: HeldStore, token: str) -> int:
+    """A player resumes with ``token`` on a new connection, everything committed: the seat it is welcomed to."""
+    phone = Phone()
+    say(room, phone, {"type": "resume", "room": "ABCDEF", "token": token})
+    commit_all(store)
+    assert phone.kinds()[0] == "welcome"
+    seat = phone.frames[0]["seat"]
+    assert isinstance(seat, int)
+    return seat
+
+
 def _saved_seats(store: HeldStore, since: int = 0) -> list[tuple[bool, ...]]:
     """Each ``SaveRoom`` committed from ``since`` on: whether each seat had left."""
     return [tuple(s.left for s in op.seats) for op in store.committed[since:] if isinstance(op, SaveRoom)]
@@ -259,25 +275,13 @@ def test_a_reconnect_writes_nothing_and_a_seat_taken_back_after_leaving_is_saved
     room, ana, ben, token = lobby_of_two(store)
     ben_token = ben.frames[0]["token"]
     say(room, ana, {"type": "start"})
-    while store.waiting:
-        store.commit_next()
+    commit_all(store)
     mark = len(store.committed)
-    again = Phone()
-    say(room, again, {"type": "resume", "room": "ABCDEF", "token": token})
-    while store.waiting:
-        store.commit_next()
-    assert again.kinds()[0] == "welcome"
-    assert again.frames[0]["seat"] == 0
+    assert back_on_new_phone(room, store, token) == 0
     assert _saved_seats(store, mark) == []
 
     say(room, ben, {"type": "leave"})
-    while store.waiting:
-        store.commit_next()
+    commit_all(store)
     assert _saved_seats(store)[-1] == (False, True)
-    back = Phone()
-    say(room, back, {"type": "resume", "room": "ABCDEF", "token": ben_token})
-    while store.waiting:
-        store.commit_next()
-    assert back.kinds()[0] == "welcome"
-    assert back.frames[0]["seat"] == 1
+    assert back_on_new_phone(room, store, ben_token) == 1
     assert _saved_seats(store)[-1] == (False, False)
