@@ -12,12 +12,14 @@
   the pile is expected to (or than the pile's top, when the order is known).
 * Play: a number card replaces the card with the highest expected value if lower. A Jack looks at an
   unknown middle card. A Queen gives away its worst card for the opponent card with the lowest expected
-  value, if that gains; it prefers to push a bad card into the opponent's middle (they will not see it)
-  and, in the final turns, to hit the caller. A King is played, and its extra moves are played the same
-  way, each with what the previous one revealed.
-* Crisp: it estimates every opponent's sum (mean and spread of each card, one more turn to improve) and
-  calls when the chance that its own sum is lowest alone is high enough for the -5/+5 to pay. In a round
-  that drags on (the low cards are in hands, the draw pile only cycles) the bar comes down move by move.
+  value, if that gains; it prefers to push a bad card into the opponent's middle (they will not see it),
+  onto the opponent with the lowest total (what the leader gains is what it has to beat) and, in the
+  final turns, onto the caller. A King is played, and its extra moves are played the same way, each with
+  what the previous one revealed.
+* Crisp: it estimates every opponent's sum (mean and spread of each card, less what one more draw from the
+  unseen cards is expected to take off their highest card) and calls when the chance that its own sum is
+  lowest alone is at least 0.75. In a round that drags on (the low cards are in hands, the draw pile only
+  cycles) the bar comes down move by move.
 
 Every decision comes with a :class:`~crisp_server.bots.moves.Reason`, so it can explain itself (hints).
 """
@@ -34,18 +36,18 @@ if TYPE_CHECKING:
     from random import Random
 
 #: Call Crisp when the chance of being lowest alone is at least this.
-CRISP_CHANCE: Final = 0.7
+CRISP_CHANCE: Final = 0.75
 #: After this many own moves in a round, the chance needed drops by ``PATIENCE_STEP`` per move.
 PATIENCE: Final = 10
 PATIENCE_STEP: Final = 0.05
-#: How much an opponent is expected to lower their sum in their final turn.
-FINAL_TURN_GAIN: Final = 1.0
 #: A Queen exchange must gain at least this (expected points) to be worth it.
 QUEEN_GAIN: Final = 0.5
 #: Worth of pushing a card into an opponent's middle, where they do not see it (they will not fix it).
 BLIND_GIFT: Final = 1.0
 #: Worth of receiving into a slot where one sees the card.
 SEEN_GIFT: Final = 0.3
+#: Share of a Queen's gain added when the card goes to the opponent with the lowest total (the one to beat).
+LEADER_GIFT: Final = 0.5
 
 
 class HardLevel:
@@ -68,7 +70,9 @@ class HardLevel:
         chance = 1.0
         for seat in m.opponents():
             hand = m.hands[seat]
-            mean = sum(self.estimate(i, pool) for i in hand) - FINAL_TURN_GAIN
+            est = [self.estimate(i, pool) for i in hand]
+            # Before the final turns, each opponent has one more draw to lower its highest card.
+            mean = sum(est) - (0.0 if m.final_turns else _expected_gain(pool, max(est)))
             var = spread + sum(pool.variance(i.bound, i.floor) for i in hand if i.card is None) + 1.0
             # P(their sum > ours): sums are integers, so "more than" is "at least ours + 1" (half-way: +0.5).
             z = (mean - total - 0.5) / math.sqrt(var)
@@ -123,9 +127,9 @@ class HardLevel:
         return Decision(simple("discard"), Reason("discard", (card,)))
 
     def _queen(self, m: Memory, pool: Pool, est: list[float]) -> Decision:
-        best: tuple[float, int, int, int, float] | None = None
+        best: tuple[float, int, int, int, float, float] | None = None
         caller = m.caller
-        low_total = min(m.totals) if m.totals else 0
+        low_total = min(m.totals[s] for s in m.opponents()) if m.totals else 0
         for seat in m.opponents():
             hand = m.hands[seat]
             for b in range(3):
@@ -134,20 +138,19 @@ class HardLevel:
                     gain = est[a] - theirs
                     if gain <= 0:
                         continue
-                    score = gain
-                    if b == MIDDLE and hand[b].card is None:
-                        score += BLIND_GIFT  # they will not see what they got
+                    blind = BLIND_GIFT if b == MIDDLE and hand[b].card is None else 0.0  # they will not see it
+                    score = gain + blind
                     if a in LOOKED_AT:
                         score += SEEN_GIFT
                     if caller == seat:
                         score += gain * 0.5  # the caller's low sum is the one to spoil
-                    elif m.totals and m.totals[seat] == low_total:
-                        score += 0.2
+                    if m.totals and m.totals[seat] == low_total:
+                        score += gain * LEADER_GIFT  # what the leader gains is what one must beat
                     if best is None or score > best[0]:
-                        best = (score, a, seat, b, theirs)
-        if best is None or best[0] - SEEN_GIFT < QUEEN_GAIN:
+                        best = (score, a, seat, b, theirs, gain + blind)
+        if best is None or best[5] < QUEEN_GAIN:
             return Decision(simple("discard"), Reason("queen_none"))
-        _, a, seat, b, theirs = best
+        _, a, seat, b, theirs, _worth = best
         name = m.table["players"][seat]
         return Decision(queen(a, seat, b), Reason("queen", (a, name, b, round(theirs))))
 
