@@ -38,10 +38,10 @@
    formatted date, about three quarters of the server's work for a player who reconnects (measured with
    ``bench/restart.py``: 8,000 players back at once). A request that asks for nothing beyond RFC 6455's
    handshake (GET over HTTP/1.1, one ``Upgrade: websocket``, ``Connection: Upgrade``, one valid 16-byte key,
-   version 13, no compression: the server does not offer it) is checked here from the headers already read,
-   the application gets the same scope, and the ``101`` is written from bytes when it accepts. Every other
-   request (compression on, a malformed key, a header over ``websockets``' limits...) goes to ``websockets`` as
-   before, which answers it as it always did.
+   version 13, at most one ``Origin``, no subprotocol, and no compression asked for where the server offers
+   it: the server runs without) is checked here from the headers already read, the application gets the same
+   scope, and the ``101`` is written from bytes when it accepts. Every other request (a malformed key, a
+   header over ``websockets``' limits...) goes to ``websockets`` as before, which answers it as it always did.
 """
 
 from __future__ import annotations
