@@ -265,7 +265,7 @@ class Store(Checkpoints, Reads):
             self._flush_at = loop.call_later(wait, self._flush, True)
             return
         batch, ops = take(pending, BATCH)
-        if ops and not self._sync_now(batch, ops):
+        if ops and not self._sync_now(batch):
             pending.extendleft(reversed(batch))  # first in line again, for the task
             self._hand_to_task()
             return
@@ -298,8 +298,8 @@ class Store(Checkpoints, Reads):
         return True
 
     def _parts_alone(self, batch: Sequence[Submission]) -> None:
-        """``_flush``'s failed group, each part in its own transaction on the same fast path (no lock, fence or
-        resume is in the way: ``_sync_now``), as ``_write_loop`` writes them."""
+        """``_flush``'s failed group, each part in its own transaction on the same fast path (no lock or fence
+        is in the way: ``_sync_now``), as ``_write_loop`` writes them."""
         for item in batch:
             if skipped(item):
                 continue  # its room stopped at an earlier part's failure
@@ -355,7 +355,7 @@ class Store(Checkpoints, Reads):
             refused: list[Submission] = []
             try:
                 if ops:
-                    if self._sync_now(batch, ops):
+                    if self._sync_now(batch):
                         # SQLite with nothing in the way: written here, without a coroutine per step.
                         self._write_fast(ops, self._written)
                     else:
@@ -459,8 +459,8 @@ class Store(Checkpoints, Reads):
         async with self._writing:
             await self._write(ops, written)
 
-    def _sync_now(self, batch: Sequence[Submission], ops: Sequence[Op]) -> bool:
-        """Whether ``ops`` can be written at once, synchronously: the fast path, with no transaction going on
+    def _sync_now(self, batch: Sequence[Submission]) -> bool:
+        """Whether ``batch`` can be written at once, synchronously: the fast path, with no transaction going on
         (a checkpoint's second pass, a purge) and no lease to check."""
         if self._writing.locked() or (self.leases is not None and fenced(batch)):
             return False

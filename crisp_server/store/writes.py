@@ -142,19 +142,11 @@ _SEATS_DELETE = delete(_SEATS).where(_SEATS.c.room_id == bindparam("r"))
 _GAME_FINISH = (
     update(_GAMES).where(_GAMES.c.id == bindparam("g")).values(finished_at=bindparam("t"), abandoned=bindparam("a"))
 )
-_RESUMES_READ = select(_ROUNDS.c.resumes, _ROUNDS.c.end_at).where(
-    _ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i")
-)
-_RESUMES_UPDATE = (
-    update(_ROUNDS)
-    .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
-    .values(resumes=bindparam("r"), end_at=bindparam("e"))
-)
-_CLOCK_UPDATE = (
-    update(_ROUNDS)
-    .where(_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
-    .values(end_at=bindparam("e"), ended=bindparam("x"))
-)
+#: One round's row: its game ``g`` and index ``i``.
+_ROUND_KEY = (_ROUNDS.c.game_id == bindparam("g"), _ROUNDS.c["index"] == bindparam("i"))
+_RESUMES_READ = select(_ROUNDS.c.resumes, _ROUNDS.c.end_at).where(*_ROUND_KEY)
+_RESUMES_UPDATE = update(_ROUNDS).where(*_ROUND_KEY).values(resumes=bindparam("r"), end_at=bindparam("e"))
+_CLOCK_UPDATE = update(_ROUNDS).where(*_ROUND_KEY).values(end_at=bindparam("e"), ended=bindparam("x"))
 
 # The rows of the statements written most often (every action, clock and phase) go as tuples in this order of
 # their bound names, not as a dict per row (``Sink.tuples``).
