@@ -341,6 +341,17 @@ class CrispClient:
     async def discard(self) -> dict[str, Any]:
         return await self.request({"type": "discard"})
 
+    async def play_drawn(self) -> dict[str, Any]:
+        """Play the card in hand the plainest legal way: discard it; a King drawn from the draw pile, which
+        must be used, is used; a card taken from the discard pile, which must go into the hand, replaces
+        the left card."""
+        can = self.you.get("can", ())
+        if "discard" in can:
+            return await self.discard()
+        if "king" in can:
+            return await self.king()
+        return await self.swap("left")
+
     async def jack(self) -> dict[str, Any]:
         return await self.request({"type": "jack"})
 

@@ -175,3 +175,33 @@ async def test_connect_gives_up_a_socket_that_does_not_open_within_its_open_time
         assert relay.held == 2
     finally:
         await relay.close()
+
+
+@pytest.mark.parametrize(
+    ("can", "played"),
+    [
+        (["swap", "discard"], {"type": "discard"}),
+        (["discard", "queen"], {"type": "discard"}),
+        (["king"], {"type": "king"}),  # a King from the draw pile must be used
+        (["swap"], {"type": "swap", "slot": "left"}),  # a card from the discard pile must go into the hand
+    ],
+)
+async def test_play_drawn_plays_the_card_in_hand_the_plainest_legal_way(
+    can: list[str], played: dict[str, str], schema_violations: list[str]
+) -> None:
+    """Only the seat's ``can`` matters here: the scripted frames carry nothing else (not whole messages)."""
+    sent: list[object] = []
+
+    async def script(ws: ServerConnection) -> None:
+        you = {"seat": 0, "drawn_card": "K", "can": can}
+        await ws.send(orjson.dumps({"type": "snapshot", "v": 1, "you": you, "table": {}, "room": {}}).decode())
+        sent.append(orjson.loads(await ws.recv()))
+        await ws.send(orjson.dumps({"type": "update", "v": 2, "you": you, "table": {}, "events": []}).decode())
+        await ws.wait_closed()
+
+    async with scripted(script, []) as url, CrispClient.connect(url) as client:
+        await client.wait_for(lambda c: c.state is not None, what="the snapshot")
+        answer = await client.play_drawn()
+    assert answer["type"] == "update"
+    assert sent == [played]
+    schema_violations.clear()

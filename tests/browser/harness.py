@@ -95,8 +95,8 @@ class Bots:
 
 
 async def play_turns(c: CrispClient, call_crisp: bool = False) -> None:
-    """Play every turn of ``c`` (draw, discard or swap the left card) until the round ends; call Crisp
-    after the first turn when ``call_crisp``."""
+    """Play every turn of ``c`` (draw, then ``play_drawn``) until the round ends; call Crisp after the
+    first whole turn when ``call_crisp``."""
     while True:
         await c.wait_for(
             lambda c: c.phase in ("round_over", "game_over") or (c.my_turn() and "draw_deck" in c.you["can"]),
@@ -114,11 +114,8 @@ async def play_turns(c: CrispClient, call_crisp: bool = False) -> None:
                 await asyncio.sleep(0.2)
                 continue
             raise
-        if "discard" in c.you["can"]:
-            await c.discard()
-        else:
-            await c.swap("left")
-        if call_crisp:
+        await c.play_drawn()  # a King gives extra moves: the loop plays them
+        if call_crisp and not ((c.table or {}).get("round") or {}).get("extra_moves"):  # after the whole turn
             call_crisp = False
             await c.wait_for(lambda c: "crisp" in c.you["can"], what="the crisp window")
             await c.crisp()

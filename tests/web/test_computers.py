@@ -532,7 +532,7 @@ async def _the_bots_blocked_turn(server: Harness, monkeypatch: pytest.MonkeyPatc
     await ana.ready()
     await run(server, [ana], _nothing, phase_is(ana, "play"))
     await ana.draw()
-    await (ana.discard() if "discard" in ana.you["can"] else ana.king())
+    await ana.play_drawn()
     await settle(server, [ana])
     r = ana.table["round"] if ana.table is not None else None
     assert r is not None

@@ -26,7 +26,7 @@ async def test_a_game_logs_no_token_and_no_card(tmp_path: Path, caplog: pytest.L
         _, (ana, ben) = await server.table(["Ana", "Ben"])
         mover = ana if ana.my_turn() else ben
         await mover.draw()
-        await (mover.discard() if "discard" in mover.you["can"] else mover.king())  # a drawn King is played
+        await mover.play_drawn()
         await mover.send({"type": "swap", "slot": "nowhere"})
         await mover.next_message("error")
         tokens = [ana.token, ben.token]
