@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from .cards import Slot
 
@@ -95,3 +96,15 @@ ACTION_NAMES: dict[type[Action], str] = {
     CallCrisp: "crisp",
     TimeOut: "timeout",
 }
+
+
+def action_fields(action: Action) -> dict[str, Any]:
+    """``action``'s own fields in record form, beyond its seat and its ``do`` word (``ACTION_NAMES``): a draw's
+    ``from``, a swap's ``slot``, a Queen's ``slot``, ``target`` and ``target_slot``; nothing for the others."""
+    if isinstance(action, Draw):
+        return {"from": action.source.value}
+    if isinstance(action, Swap):
+        return {"slot": action.slot.label}
+    if isinstance(action, UseQueen):
+        return {"slot": action.slot.label, "target": action.target, "target_slot": action.target_slot.label}
+    return {}

@@ -26,6 +26,7 @@ from .actions import (
     UseJack,
     UseKing,
     UseQueen,
+    action_fields,
 )
 from .cards import Slot, deck_problem
 from .events import Event, GameEnded, MoveStarted, RoundEnded
@@ -245,16 +246,7 @@ def loads_record(text: str | bytes) -> Record:
 def action_to_dict(timed: Timed) -> dict[str, Any]:
     """One action in record form: ``{"at", "seat", "do", ...}``."""
     a = timed.action
-    out: dict[str, Any] = {"at": timed.at, "seat": a.seat, "do": ACTION_NAMES[type(a)]}
-    if isinstance(a, Draw):
-        out["from"] = a.source.value
-    elif isinstance(a, Swap):
-        out["slot"] = a.slot.label
-    elif isinstance(a, UseQueen):
-        out["slot"] = a.slot.label
-        out["target"] = a.target
-        out["target_slot"] = a.target_slot.label
-    return out
+    return {"at": timed.at, "seat": a.seat, "do": ACTION_NAMES[type(a)], **action_fields(a)}
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
 
-from crisp_server.engine.record import action_to_dict
+from crisp_server.engine.actions import ACTION_NAMES, action_fields
 
 from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
 from .operations import (
@@ -159,8 +159,9 @@ _ROOM_UPDATE_KEYS = ("i", "p", "h", "t")
 def _action_values(op: AppendAction) -> tuple[Any, ...]:
     """``op``'s row of ``actions`` in the order of ``_ACTION_KEYS``: ``data`` is its record form without the
     columns of its own (``at``, ``seat``, ``do``)."""
-    data = action_to_dict(op.timed)
-    return (op.game_id, op.round_index, op.seq, data.pop("at"), data.pop("seat"), data.pop("do"), data)
+    timed = op.timed
+    a = timed.action
+    return (op.game_id, op.round_index, op.seq, timed.at, a.seat, ACTION_NAMES[type(a)], action_fields(a))
 
 
 def _upsert_rooms(sink: Sink, rooms: list[SaveRoom], written: Written) -> None:
