@@ -20,11 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
 from . import sqlite_fast
-from .migrate import alembic_config, upgrade
+from .migrate import HEAD, alembic_config, upgrade
 
 #: What SQLite keeps beside a database file in WAL mode: moved together with it, never left beside another.
 SIDE_FILES = ("-wal", "-shm")
@@ -142,6 +141,8 @@ def check(path: Path, migrations: Path | None = None) -> str:
         raise Refused(f"{path} is damaged or cannot be read ({exc})") from None
     if revision is None:
         raise Refused(f"{path} is no Crisp database: it has no schema revision (table alembic_version)")
+    from alembic.script import ScriptDirectory  # only here: a server's start does not load Alembic
+
     known = ScriptDirectory.from_config(alembic_config("sqlite://", migrations))
     try:
         known.get_revision(revision[0])
@@ -171,11 +172,10 @@ def restore(source: Path, database: Path, migrations: Path | None = None) -> Res
                 contextlib.closing(sqlite3.connect(incoming)) as copy,
             ):
                 src.backup(copy)
-            head = ScriptDirectory.from_config(alembic_config("sqlite://", migrations)).get_current_head()
             migrated = None
-            if revision != head:
+            if revision != HEAD:
                 upgrade(f"sqlite+aiosqlite:///{incoming}", migrations)
-                migrated = head
+                migrated = HEAD
             with contextlib.closing(sqlite3.connect(incoming)) as copy:
                 copy.execute("PRAGMA journal_mode=DELETE")  # no WAL of its own left beside it
             _fsync(incoming)

@@ -23,7 +23,7 @@ from crisp_server.rooms.clock import Clock, LoopClock
 from crisp_server.rooms.cluster import Cluster
 from crisp_server.rooms.registry import Registry
 from crisp_server.settings import Settings
-from crisp_server.store.migrate import upgrade
+from crisp_server.store.migrate import upgrade_if_needed
 from crisp_server.store.store import Store
 from crisp_server.web.assets import StaticClient
 from crisp_server.web.bridge import Bridge, WebSocketAt
@@ -112,8 +112,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sweeper: asyncio.Task[None] | None = None
         if store is not None:
-            # Migrations first (Alembic runs its own loop: in a thread), then every room comes back.
-            await asyncio.to_thread(upgrade, settings.resolved_database_url(), settings.migrations_dir)
+            # Migrations first (unless the schema is current), then every room comes back.
+            await upgrade_if_needed(store.engine, settings.resolved_database_url(), settings.migrations_dir)
         collector.start()  # before any room exists: rooms are not frozen, their garbage is collected
         cluster = registry.cluster
         if store is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,7 +15,7 @@ from sqlalchemy import update
 from crisp_server.engine import Options, record_to_dict, replay
 from crisp_server.simulate import play_random_game
 from crisp_server.store import reads
-from crisp_server.store.migrate import check, downgrade, upgrade
+from crisp_server.store.migrate import HEAD, alembic_config, check, downgrade, revision, upgrade, upgrade_if_needed
 from crisp_server.store.models import GameRow, RoomRow
 from crisp_server.store.operations import (
     AppendAction,
@@ -35,6 +37,37 @@ async def test_migrations_upgrade_downgrade_upgrade_and_no_drift(database_url: s
     await asyncio.to_thread(downgrade, database_url)
     await asyncio.to_thread(upgrade, database_url)
     await asyncio.to_thread(check, database_url)
+
+
+def test_head_is_the_newest_migration() -> None:
+    from alembic.script import ScriptDirectory
+
+    assert ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head() == HEAD
+
+
+async def test_a_start_migrates_only_a_database_that_is_not_current(database_url: str) -> None:
+    store = Store(database_url)
+    try:
+        assert await revision(store.engine) is None  # a new database: no schema yet
+        assert await upgrade_if_needed(store.engine, database_url) is True
+        assert await revision(store.engine) == HEAD
+        assert await upgrade_if_needed(store.engine, database_url) is False  # current: Alembic is not run
+        await asyncio.to_thread(downgrade, database_url, None, "0003")
+        assert await revision(store.engine) == "0003"
+        assert await upgrade_if_needed(store.engine, database_url) is True
+        assert await revision(store.engine) == HEAD
+        await asyncio.to_thread(check, database_url)
+    finally:
+        await store.engine.dispose()
+
+
+def test_a_server_start_on_a_current_database_does_not_load_alembic() -> None:
+    """Importing Alembic costs a restart about a fifth of a second: the server's modules load it only to migrate."""
+    code = (
+        "import sys, crisp_server.serve, crisp_server.__main__; print(sorted(m for m in sys.modules if 'alembic' in m))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 async def test_upgrading_a_database_in_use_keeps_its_rooms_and_games(database_url: str) -> None:
