@@ -20,8 +20,6 @@ BUSY_SECONDS = 30.0
 
 _Plan = tuple[str, Callable[[dict[str, Any]], Sequence[Any]]]
 _Steps = list[tuple[int, Callable[[Any], Any]]]
-#: A select's SQL, its bound values from a row, and each column's conversion of what SQLite gives.
-_ReadPlan = tuple[str, Callable[[dict[str, Any]], Sequence[Any]], list[Callable[[Any], Any] | None]]
 #: A statement's SQL, where each of its positions is in a row (``None``: in the same order), its conversions.
 _TuplePlan = tuple[str, list[int] | None, _Steps]
 
@@ -38,7 +36,6 @@ class _Sqlite:
         self.dialect = dialect
         self._plans: dict[tuple[Executable, tuple[str, ...]], _Plan] = {}
         self._tuple_plans: dict[tuple[Executable, tuple[str, ...]], _TuplePlan] = {}
-        self._reads: dict[tuple[Executable, tuple[str, ...]], _ReadPlan] = {}
 
     def many(self, statement: Executable, rows: list[dict[str, Any]]) -> None:
         key = (statement, tuple(rows[0]))
@@ -65,31 +62,6 @@ class _Sqlite:
                 values[i] = process(values[i])
             out.append(values)
         self.dbapi.executemany(sql, out)
-
-    def first(self, statement: Executable, row: dict[str, Any]) -> tuple[Any, ...] | None:
-        """The first row a select gives for the bound values ``row``, each column converted by its type's result
-        processor as SQLAlchemy would (a JSON column parsed); ``None`` if it gives none."""
-        key = (statement, tuple(row))
-        plan = self._reads.get(key)
-        if plan is None:
-            plan = self._reads[key] = self._read_plan(statement, key[1])
-        sql, convert, processors = plan
-        found = self.dbapi.execute(sql, convert(row)).fetchone()
-        if found is None:
-            return None
-        return tuple(value if p is None else p(value) for value, p in zip(found, processors, strict=True))
-
-    def _read_plan(self, statement: Executable, keys: tuple[str, ...]) -> _ReadPlan:
-        sql, convert = self._plan(statement, keys)
-        compiled = cast(SQLCompiler, cast(ClauseElement, statement).compile(dialect=self.dialect))
-        processors = [
-            cast(
-                Callable[[Any], Any] | None,
-                self.dialect.type_descriptor(column[3]).result_processor(self.dialect, None),
-            )
-            for column in compiled._result_columns
-        ]
-        return sql, convert, processors
 
     def _tuple_plan(self, statement: Executable, keys: tuple[str, ...]) -> _TuplePlan:
         sql, names, steps = self._compile(statement, keys)

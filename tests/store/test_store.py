@@ -18,6 +18,7 @@ from crisp_server.store import reads
 from crisp_server.store.migrate import HEAD, alembic_config, check, downgrade, revision, upgrade, upgrade_if_needed
 from crisp_server.store.models import GameRow, RoomRow
 from crisp_server.store.operations import (
+    AddResume,
     AppendAction,
     CloseRoom,
     FinishGame,
@@ -137,6 +138,31 @@ async def _store_game(store: Store, seed: int, players: int, finish: bool) -> tu
     if finish:
         await store.commit([FinishGame(game_id, tuple(game.totals), game.winners)])
     return game_id, record_to_dict(record)
+
+
+async def test_resumes_are_appended_in_order_and_the_round_keeps_its_latest_clock(store: Store) -> None:
+    game_id, played = await _store_game(store, seed=4, players=2, finish=False)
+    rounds: Any = played["rounds"]
+    last = len(rounds) - 1
+    n = len(rounds[last]["actions"])
+    end = rounds[last].get("end_at", rounds[last]["actions"][-1]["at"])
+
+    async def stored_round() -> dict[str, Any]:
+        found = await store.game_record(game_id)
+        assert found is not None
+        return dict(found[0]["rounds"][last])
+
+    # Two in one group commit (written with one statement, in their order): the clock keeps the later instant.
+    await store.commit([AddResume(game_id, last, n, end + 500), AddResume(game_id, last, n, end + 300)])
+    after_two = await stored_round()
+    assert after_two["resumes"] == [{"after": n, "at": end + 500}, {"after": n, "at": end + 300}]
+    assert after_two["end_at"] == end + 500
+    # A clock set in the same group before a resume: the resume's later instant stands.
+    await store.commit([SetClock(game_id, last, end + 700), AddResume(game_id, last, n, end + 900)])
+    after_three = await stored_round()
+    assert [r["at"] for r in after_three["resumes"]] == [end + 500, end + 300, end + 900]
+    assert after_three["end_at"] == end + 900
+    assert after_three["actions"] == rounds[last]["actions"]
 
 
 async def test_a_stored_game_is_its_record_and_replays_to_the_same_result(store: Store) -> None:
