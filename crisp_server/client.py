@@ -341,16 +341,20 @@ class CrispClient:
     async def discard(self) -> dict[str, Any]:
         return await self.request({"type": "discard"})
 
-    async def play_drawn(self) -> dict[str, Any]:
-        """Play the card in hand the plainest legal way: discard it; a King drawn from the draw pile, which
-        must be used, is used; a card taken from the discard pile, which must go into the hand, replaces
-        the left card."""
+    def plain_play(self) -> dict[str, Any]:
+        """The plainest legal play of the card in hand, as a message: discard it; a King drawn from the draw
+        pile, which must be used, is used; a card taken from the discard pile, which must go into the hand,
+        replaces the left card."""
         can = self.you.get("can", ())
         if "discard" in can:
-            return await self.discard()
+            return {"type": "discard"}
         if "king" in can:
-            return await self.king()
-        return await self.swap("left")
+            return {"type": "king"}
+        return {"type": "swap", "slot": "left"}
+
+    async def play_drawn(self) -> dict[str, Any]:
+        """Play the card in hand the plainest legal way (``plain_play``) and wait for the answer."""
+        return await self.request(self.plain_play())
 
     async def jack(self) -> dict[str, Any]:
         return await self.request({"type": "jack"})

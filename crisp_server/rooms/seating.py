@@ -14,7 +14,7 @@ from .messages import RoomError
 from .phase import GAME_PHASES, Phase
 from .seats import MAX_SEATS, Seat, TokenBucket, clean_name
 from .table import TableFlow
-from .tokens import hash_token, hashes_match, new_token
+from .tokens import hash_token, new_token, token_index
 
 if TYPE_CHECKING:
     from .room import Room
@@ -80,10 +80,10 @@ class Seating(TableFlow):
 
     def _claim_seat(self, conn: SeatDriver, token: str) -> Seat:
         """The seat of ``token``, now on ``conn`` (an older connection of the same player is replaced)."""
-        hashed = hash_token(token)  # once, not once per seat
-        seat = next((s for s in self.seats if hashes_match(hashed, s.token_hash)), None)
-        if seat is None:
+        index = token_index(token, (s.token_hash for s in self.seats))
+        if index is None:
             raise RoomError(p.ProtocolCode.BAD_TOKEN)
+        seat = self.seats[index]
         if conn.room is not None and conn is not seat.conn:
             raise RoomError(p.ProtocolCode.ALREADY_IN_ROOM)
         old = seat.conn

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Iterable
 from typing import Any, Final
 
 #: Bytes per draw of a shuffle: a 64-bit number.
@@ -39,13 +40,14 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def token_matches(token: str, token_hash: str) -> bool:
-    return hashes_match(hash_token(token), token_hash)
-
-
-def hashes_match(hashed: str, token_hash: str) -> bool:
-    """Whether a token's hash (``hash_token``) is ``token_hash``, in constant time."""
-    return hmac.compare_digest(hashed, token_hash)
+def token_index(token: str, token_hashes: Iterable[str]) -> int | None:
+    """The position of ``token``'s hash among ``token_hashes`` (the seats' order), or ``None``: the token is
+    hashed once, and each comparison takes constant time."""
+    hashed = hash_token(token)
+    for index, token_hash in enumerate(token_hashes):
+        if hmac.compare_digest(hashed, token_hash):
+            return index
+    return None
 
 
 def shuffle(items: list[Any]) -> None:

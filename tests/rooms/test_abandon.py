@@ -65,11 +65,9 @@ async def test_an_abandoned_game_closes_keeps_its_record_and_is_not_rebuilt(
         code, (ana, ben) = await server.table(["Ana", "Ben"])
         mover = ana if ana.my_turn() else ben
         await mover.draw()
-        played = "king" if mover.you["drawn_card"][0] == "K" else "discard"
-        if played == "king":
-            await mover.king()  # a King from the draw pile must be played (1 deal in 13 drew one)
-        else:
-            await mover.discard()
+        move = mover.plain_play()  # a King from the draw pile must be played (1 deal in 13 drew one)
+        await mover.request(move)
+        played = move["type"]
         tokens = (ana.token, ben.token)
         assert tokens[0] is not None
         assert tokens[1] is not None

@@ -71,13 +71,6 @@ def kinds_since(client: CrispClient, start: int) -> list[str]:
     return [m["type"] for m in client.messages[start:]]
 
 
-def a_move(client: CrispClient) -> dict[str, Any]:
-    """A move the player holding a drawn card may make: discard it, or play the face card that must be played."""
-    can = client.you["can"]
-    kind = next(k for k in ("discard", "king", "jack") if k in can)
-    return {"type": kind}
-
-
 def seen(state: dict[str, Any]) -> dict[str, Any]:
     """What a seat sees, without the clocks (a comeback gives the current move a fresh one)."""
     return {"table": state["table"], "you": state["you"], "phase": state["room"]["phase"]}
@@ -96,7 +89,7 @@ async def test_a_failed_commit_suspends_the_room_until_the_database_answers(serv
 
     breaker.broken = True
     marks = {c: len(c.messages) for c in (ana, ben)}
-    move = a_move(mover)
+    move = mover.plain_play()
     await mover.send(move)
     for c in (ana, ben):
         await c.wait_for(lambda c: "unavailable" in kinds_since(c, marks[c]), what="unavailable")

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header, HTTPException, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from crisp_server.replays import NoSuchSeat, replay_body
-from crisp_server.rooms.tokens import token_matches
+from crisp_server.rooms.tokens import token_index
 from crisp_server.store.reads import StoredRecord
 from crisp_server.web import api
 from crisp_server.web.services import ServicesDep
@@ -30,11 +30,7 @@ def _bearer(authorization: str | None) -> str:
 
 def _seat_of(token: str, hashes: list[str]) -> int | None:
     """The seat whose token this is, if any."""
-    if token:
-        for seat, token_hash in enumerate(hashes):
-            if token_matches(token, token_hash):
-                return seat
-    return None
+    return token_index(token, hashes) if token else None
 
 
 async def _readable(
