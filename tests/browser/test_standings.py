@@ -28,7 +28,7 @@ from crisp_server.store.store import Store
 from tests.browser.conftest import rigged_server
 from tests.browser.harness import contrast_problems, fits, open_page, watch
 from tests.e2e.procs import server_process
-from tests.e2e.test_restart import ROUND_1, ROUND_2, into_play, settle, two_player_game
+from tests.e2e.test_restart import ROUND_1, ROUND_2, settle, two_player_game, two_rounds_ben_wins
 from tests.store.games import save_room, store_game
 
 NAMES = [
@@ -212,25 +212,7 @@ async def _play_rigged_game(
     async with CrispClient.connect(ws) as ana, CrispClient.connect(ws) as ben:
         seen["code"] = await two_player_game(ana, ben)
         await asyncio.wrap_future(watching)
-        await ben.draw()
-        await ben.king()
-        for _ in range(2):
-            await ben.draw()
-            await ben.discard()
-        await ben.crisp()
-        await ana.draw()
-        await ana.discard()
-        for c in (ana, ben):
-            await c.wait_for(lambda c: c.phase == "round_over", what="round over")
-            await c.ready()
-        await into_play(ana, ben)
-        await ana.draw()
-        await ana.discard()
-        await ana.crisp()
-        await ben.draw()
-        await ben.discard()
-        for c in (ana, ben):
-            await c.wait_for(lambda c: c.phase == "game_over", what="game over")
+        await two_rounds_ben_wins(ana, ben)
         assert ana.state is not None
         seen["table"] = ana.state["table"]
         await asyncio.wrap_future(looked)

@@ -23,7 +23,7 @@ from crisp_server.client import CrispClient
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from tests.e2e.procs import server_process
-from tests.e2e.test_restart import ROUND_1, ROUND_2, into_play, settle, two_player_game
+from tests.e2e.test_restart import ROUND_1, ROUND_2, settle, two_player_game, two_rounds_ben_wins
 from tests.openapi import assert_documented
 
 #: schemathesis's command line, run by this Python (whether or not its script is on PATH).
@@ -35,26 +35,7 @@ async def play_a_game(ws: str) -> tuple[str, str, str, str]:
     token and the host's."""
     async with CrispClient.connect(ws) as ana, CrispClient.connect(ws) as ben:
         code = await two_player_game(ana, ben)
-        # The moves of tests/e2e/test_restart.py's game, without the restart: two rounds, Ben wins.
-        await ben.draw()
-        await ben.king()
-        for _ in range(2):
-            await ben.draw()
-            await ben.discard()
-        await ben.crisp()
-        await ana.draw()
-        await ana.discard()
-        for c in (ana, ben):
-            await c.wait_for(lambda c: c.phase == "round_over", what="round over")
-            await c.ready()
-        await into_play(ana, ben)
-        await ana.draw()
-        await ana.discard()
-        await ana.crisp()
-        await ben.draw()
-        await ben.discard()
-        for c in (ana, ben):
-            await c.wait_for(lambda c: c.phase == "game_over", what="game over")
+        await two_rounds_ben_wins(ana, ben)
         await ana.request({"type": "rematch"})
         await settle(ana, ben)
         assert ana.phase == "lobby"

@@ -77,6 +77,30 @@ async def two_player_game(ana: CrispClient, ben: CrispClient) -> str:
     return code
 
 
+async def two_rounds_ben_wins(ana: CrispClient, ben: CrispClient) -> None:
+    """The moves of this file's game without the restart, from the first move to the game's end: two rounds,
+    Ben's Crisp in the first (-5), Ana's bluff in the second (+5); Ben wins."""
+    await ben.draw()
+    await ben.king()
+    for _ in range(2):
+        await ben.draw()
+        await ben.discard()
+    await ben.crisp()
+    await ana.draw()
+    await ana.discard()
+    for c in (ana, ben):
+        await c.wait_for(lambda c: c.phase == "round_over", what="round over")
+        await c.ready()
+    await into_play(ana, ben)
+    await ana.draw()
+    await ana.discard()
+    await ana.crisp()
+    await ben.draw()
+    await ben.discard()
+    for c in (ana, ben):
+        await c.wait_for(lambda c: c.phase == "game_over", what="game over")
+
+
 @pytest.mark.parametrize("kind", BACKENDS)
 async def test_kill_9_mid_move_then_resume_and_finish(kind: str, tmp_path: Path) -> None:
     with database(kind, tmp_path) as url:
