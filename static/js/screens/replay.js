@@ -11,7 +11,7 @@ import { fly, flightsFor, positions } from "../motion.js";
 import { actions, effects } from "../state.js";
 import { langButton, renderAt, toast } from "../ui.js";
 import { callerText } from "./results.js";
-import { tableScreen } from "./table.js";
+import { roundLabel, tableScreen } from "./table.js";
 
 const PLAY_MS = 1000; // one step a second while playing
 
@@ -263,14 +263,7 @@ function replayBar(data, r) {
     "header",
     { class: "bar" },
     h("span", { class: "replay-badge" }, t("replayTitle")),
-    r
-      ? h(
-          "span",
-          { class: "round-label" },
-          h("span", { class: "round-long" }, t("round", r.index + 1)),
-          h("span", { class: "round-short", "aria-hidden": "true" }, t("roundShort", r.index + 1)),
-        )
-      : null,
+    roundLabel(r),
     h("span", { class: "spacer" }),
     sharePanel(data),
     langButton(getLang() === "de" ? "EN" : "DE"),

@@ -153,6 +153,18 @@ function moveButton(key, attrs, onpress, ...children) {
   );
 }
 
+/** "Round 3", or "R3" where the bar is short of room (the CSS chooses; screen readers hear the whole);
+ * nothing before the first round. The live table's bar and the replay's both show it. */
+export function roundLabel(r) {
+  if (!r) return null;
+  return h(
+    "span",
+    { class: "round-label" },
+    h("span", { class: "round-long" }, t("round", r.index + 1)),
+    h("span", { class: "round-short", "aria-hidden": "true" }, t("roundShort", r.index + 1)),
+  );
+}
+
 function tableBar() {
   const { room, table } = scene.state;
   const r = table.round;
@@ -160,15 +172,7 @@ function tableBar() {
     "header",
     { class: "bar" },
     h("span", { class: "code-badge small" }, room.code),
-    // "Round 3", or "R3" where the bar is short of room (the CSS chooses; screen readers hear the whole).
-    r
-      ? h(
-          "span",
-          { class: "round-label" },
-          h("span", { class: "round-long" }, t("round", r.index + 1)),
-          h("span", { class: "round-short", "aria-hidden": "true" }, t("roundShort", r.index + 1)),
-        )
-      : null,
+    roundLabel(r),
     h("span", { class: "spacer" }),
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, "?", h("span", { class: "sr-only" }, t("howToPlay"))),
     langButton(getLang() === "de" ? "EN" : "DE"),
