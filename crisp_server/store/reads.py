@@ -155,14 +155,7 @@ class Reads:
     async def past_games(self, room_id: str) -> list[dict[str, Any]]:
         """The room's ended games, newest first: players, totals, winners, and whether it was abandoned."""
         async with self.sessions() as session:
-            rows = (
-                await session.execute(
-                    select(GameRow, ResultRow)
-                    .join(ResultRow, ResultRow.game_id == GameRow.id)
-                    .where(GameRow.room_id == room_id)
-                    .order_by(ResultRow.finished_at.desc())
-                )
-            ).all()
+            rows = await _ended_games(session, room_id)
             return [
                 {
                     "id": game.id,
@@ -178,14 +171,8 @@ class Reads:
     async def room_standings(self, room_id: str) -> Standings:
         """The room's ended games (won or abandoned) summed per player name (``standings.py``)."""
         async with self.sessions() as session:
-            rows = (
-                await session.execute(
-                    select(GameRow, ResultRow)
-                    .join(ResultRow, ResultRow.game_id == GameRow.id)
-                    .where(GameRow.room_id == room_id)
-                    .order_by(ResultRow.finished_at)
-                )
-            ).all()
+            rows = await _ended_games(session, room_id)
+            rows.reverse()  # oldest first
             known = {game.id: self._tallies.get(game.id) for game, _ in rows}
             missing = [(game, result) for game, result in rows if known[game.id] is None]
             if missing:
@@ -231,6 +218,17 @@ class Reads:
 #: Rooms read at once by ``_stored_rooms`` (each query binds one parameter per room: well inside SQLite's and
 #: PostgreSQL's limits).
 ROOMS_AT_ONCE: Final = 500
+
+
+async def _ended_games(session: AsyncSession, room_id: str) -> list[tuple[GameRow, ResultRow]]:
+    """The room's ended games (won or abandoned) with their results, newest first."""
+    rows = await session.execute(
+        select(GameRow, ResultRow)
+        .join(ResultRow, ResultRow.game_id == GameRow.id)
+        .where(GameRow.room_id == room_id)
+        .order_by(ResultRow.finished_at.desc())
+    )
+    return [(game, result) for game, result in rows.all()]
 
 
 async def _stored_rooms(session: AsyncSession, rooms: Sequence[RoomRow]) -> list[StoredRoom]:
