@@ -73,6 +73,12 @@ BATCH: Final = 1000
 
 #: The page cache of the store's writing connection on SQLite, in KiB.
 WRITER_CACHE_KIB: Final = 16 * 1024
+#: How long the writer's SQLite connection waits for a write lock another process holds (an operator's
+#: ``sqlite3`` shell in a transaction, say). Its commits run on the event loop: waiting longer would stop
+#: every room (pings, handshakes, /healthz). Past it the commit fails as a locked database: an outage
+#: (``unavailable``), tried again with the usual back-off. The server's own checkpoints and purges never
+#: make it wait: they take the writer's turn instead.
+WRITER_BUSY_MS: Final = 100
 
 
 class Store(Checkpoints, Reads):
@@ -491,6 +497,7 @@ class Store(Checkpoints, Reads):
             # index, their rounds and rooms: spread over the files by random ids): with SQLite's 2 MiB, each
             # commit read some of them back from the files again (issue 19).
             fast.dbapi.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+            fast.dbapi.execute(f"PRAGMA busy_timeout={WRITER_BUSY_MS}")
             if self._sqlite_path is not None:
                 fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer copies the WAL
         except BaseException:

@@ -154,6 +154,47 @@ async def test_a_failed_commit_suspends_the_room_until_the_database_answers(serv
     assert after["crisp_rooms_suspended"] == 0
 
 
+async def test_a_database_another_process_locks_suspends_the_room_and_the_server_goes_on(server: Harness) -> None:
+    """Another process holds SQLite's write lock (an operator's ``sqlite3`` shell in a transaction): the move's
+    commit waits for it only briefly (``WRITER_BUSY_MS``: commits run on the event loop), then the room is
+    suspended as in any outage. Meanwhile every other request is answered at once: a ``ping``, /healthz
+    (503, "database is locked"), a new connection. Once the lock goes, the room comes back by itself."""
+    store = server.app.state.store
+    assert store._sqlite_path is not None
+    code, (ana, ben) = await server.table(["Ana", "Ben"])
+    mover, other = (ana, ben) if ana.my_turn() else (ben, ana)
+    lock = sqlite3.connect(store._sqlite_path, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        marks = {c: len(c.messages) for c in (ana, ben)}
+        await mover.send({"type": "draw"})
+        for c in (ana, ben):
+            await c.wait_for(lambda c: "unavailable" in kinds_since(c, marks[c]), what="unavailable")
+        await mover.wait_for(lambda c: any(e["code"] == "unavailable" for e in c.errors), what="the draw refused")
+        # The server is not held up by the lock: each try waits 0.1 s, not the 30 s a connection may wait.
+        started = time.monotonic()
+        for _ in range(5):
+            assert await other.request({"type": "ping"}) == {"type": "pong", "v": other.v}
+        response = await health(server)
+        assert response.status_code == 503
+        assert "database is locked" in response.json()["reason"]
+        newcomer = await server.client()
+        assert await newcomer.request({"type": "ping"}) == {"type": "pong", "v": 0}
+        assert time.monotonic() - started < 5, "requests waited for the lock"
+        assert mover.you["drawn_card"] is None, "nothing that was not saved is shown"
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    for c in (ana, ben):
+        await c.wait_for(
+            lambda c: c.state is not None and {"type": "available"} in c.state["events"], what="the comeback"
+        )
+    assert (await health(server)).status_code == 200
+    await mover.draw()
+    assert mover.you["drawn_card"] is not None
+    assert code
+
+
 async def test_retries_back_off_up_to_the_cap(server: Harness) -> None:
     breaker = Breakable(server.app.state.store)
     _, (ana, ben) = await server.table(["Ana", "Ben"])
