@@ -450,7 +450,7 @@ const STRINGS = {
     turnPlay: (n) => `${n} ist dran: gezogene Karte spielen`,
     timeLeftLabel: "Restzeit für diesen Zug",
     extraMovesToPlay: (k) => (k === 1 ? "Letzter Extrazug" : `noch ${k} Extrazüge`),
-    finalTurnsLeft: (name, k) => `${name} hat Crisp gerufen: ${k === 1 ? "noch 1 letzter Zug" : `noch ${k} letzte Züge`}`,
+    finalTurnsLeft: (name, k) => `${name} rief Crisp: ${k === 1 ? "noch 1 letzter Zug" : `noch ${k} letzte Züge`}`,
     queenPickTheirsFor: (slot) => `Dame: Deine ${slot} Karte ist gewählt. Wähle jetzt eine Karte eines Mitspielers`,
     picked: "gewählt",
     yourTotal: (n) => `Spielstand ${n}`,

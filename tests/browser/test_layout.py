@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +44,14 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # Its output to a file: a pipe nobody reads fills up over a module's worth of requests and stops the server.
     with server_process(data, env, rigged=True, log=data / "server.log") as (url, _proc):
         yield url
+
+
+#: Sets the Queen's step in the page's own state and draws the table again (``None``: back out of it).
+QUEEN_STEP = """async (queen) => {
+  const [{ app }, { renderAt }] = await Promise.all([import("/js/state.js"), import("/js/ui.js")]);
+  app.queen = queen;
+  renderAt(performance.now());
+}"""
 
 
 def seat_problems(page: Page) -> list[str]:
@@ -114,8 +122,9 @@ def test_the_table_fits_without_scrolling(browser: Browser, base: str, shots: Pa
         table.thread.join(10)
 
 
-def play_my_turns_until_round_end(page: Page) -> None:
-    """Draw and discard whenever it is the page's move, until the round is over."""
+def play_my_turns_until_round_end(page: Page, holding: Callable[[], None] | None = None) -> None:
+    """Draw and discard whenever it is the page's move, until the round is over; ``holding`` is called while
+    the page holds its drawn card (the longest prompt: "Tap one of your cards to swap it, or Discard")."""
     results = page.locator(".overlay.results")
     for _ in range(200):
         if results.is_visible():
@@ -123,6 +132,8 @@ def play_my_turns_until_round_end(page: Page) -> None:
         for key in ("act-draw", "act-discard"):
             button = page.locator(f'[data-key="{key}"]')
             if button.count() and button.is_enabled():
+                if key == "act-discard" and holding is not None:
+                    holding()
                 button.click()
         page.wait_for_timeout(150)
     expect(results).to_be_visible()
@@ -143,6 +154,7 @@ def test_every_screen_fits(
     context, page = open_page(browser, width, height, locale=locale, dark=theme == "dark")
     name = f"{players}p-{width}x{height}-{theme}"
     try:
+        bots.run(bots.host.set_options(turn_seconds=60))  # the clock's ring beside the prompt too
         join(page, base, bots.code, "Maximilian")
         expect(page.locator(".seats li")).to_have_count(players)
         page.screenshot(path=str(shots / f"layout-{name}-lobby.png"), full_page=True)
@@ -166,7 +178,27 @@ def test_every_screen_fits(
         caller = bots.clients[1] if players > 2 else bots.clients[0]
         for c in bots.clients:
             bots.spawn(play_turns(c, call_crisp=c is caller))
-        play_my_turns_until_round_end(page)
+        held: list[list[str]] = []
+
+        def holding() -> None:
+            """While the page holds a card (after the Crisp call: its final turns' line too), nothing is
+            squeezed or covered: the prompt, the clock and the final turns stay in sight over the hand."""
+            if not held:
+                page.screenshot(path=str(shots / f"layout-{name}-holding.png"))
+            held.append(seat_problems(page) + fits(page))
+            if len(held) == 1:
+                # The Queen's second step (the targets on every seat, its long prompt), shown by the page's own
+                # code as a Queen would: the deck here has no Queen early on.
+                page.evaluate(QUEEN_STEP, {"slot": "left"})
+                expect(page.locator('[data-key^="target-"]')).to_have_count(3 * (players - 1))
+                page.screenshot(path=str(shots / f"layout-{name}-queen.png"))
+                held.append(seat_problems(page) + fits(page))
+                page.evaluate(QUEEN_STEP, None)
+                expect(page.locator('[data-key^="target-"]')).to_have_count(0)
+
+        play_my_turns_until_round_end(page, holding)
+        assert held, "the page never held a card"
+        assert all(p == [] for p in held), held
         page.wait_for_timeout(400)
         page.screenshot(path=str(shots / f"layout-{name}-round-over.png"))
         assert fits(page) == [], "round over"

@@ -299,7 +299,7 @@ def test_three_phones_leave_take_back_watch_and_sit_after_a_rematch(
         ana.get_by_role("button", name="Draw", exact=True).click()
         ana.get_by_role("button", name="Discard", exact=True).click()
         ana.locator('[data-key="crisp"]').click()
-        expect(ben.locator(".final-turns")).to_contain_text("Ana hat Crisp gerufen")
+        expect(ben.locator(".final-turns")).to_contain_text("Ana rief Crisp")
         ben.get_by_role("button", name="Verlassen").click()
         confirm(ben, "Deine Züge laufen sofort ab")
         # The seat's move times out: the round ends, and the others see every hand before the results.

@@ -374,7 +374,10 @@ function turnState(r, me, myTurn) {
   const kingNow = scene.live && app.kingTurn === r.turn;
   const extra = r.extra_moves + (kingNow ? 1 : 0);
   if (extra > 0 && (kingNow || r.extra_moves > 0)) bits.push(h("span", { class: "badge extra-moves" }, t("extraMovesToPlay", extra)));
-  if (r.caller !== null) bits.push(h("span", { class: "badge crisp-badge final-turns" }, t("finalTurnsLeft", nameOf(r.caller), r.final_turns_left ?? 0)));
+  if (r.caller !== null) {
+    const finalTurns = t("finalTurnsLeft", nameOf(r.caller), r.final_turns_left ?? 0);
+    bits.push(h("span", { class: "badge crisp-badge final-turns", title: finalTurns }, finalTurns)); // cut short on a narrow phone
+  }
   return h("p", { class: `turn-state prompt ${myTurn && !waiting && scene.live ? "mine" : ""}`, role: "status" }, bits);
 }
 
