@@ -97,6 +97,8 @@ def _need_int(obj: Mapping[str, Any], key: str, where: str, minimum: int | None 
 def _need_slot(obj: Mapping[str, Any], key: str, where: str) -> Slot:
     value = _need(obj, key, where)
     try:
+        if not isinstance(value, str):  # (compiled, Slot.parse would refuse it with a TypeError)
+            raise ValueError(value)
         return Slot.parse(value)
     except ValueError:
         raise MalformedRecord(f"{where}.{key}: unknown slot {json.dumps(value)} (left, middle or right)") from None

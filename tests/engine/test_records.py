@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +90,31 @@ def test_a_resume_that_breaks_the_format_is_malformed(tmp_path: Path, resumes: o
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1
     assert f"rounds[0].{where}" in lines[0]
+
+
+def _first_action(record: dict[str, Any], do: str) -> tuple[int, int]:
+    for r, round_ in enumerate(record["rounds"]):
+        for a, action in enumerate(round_["actions"]):
+            if action["do"] == do:
+                return r, a
+    raise AssertionError(f"no {do} in the record")
+
+
+@pytest.mark.parametrize("value", [0, None, ["left"], {"slot": "left"}, 1.5, True])
+@pytest.mark.parametrize(("do", "key"), [("swap", "slot"), ("queen", "slot"), ("queen", "target_slot")])
+def test_a_slot_that_is_not_a_name_is_malformed(tmp_path: Path, do: str, key: str, value: object) -> None:
+    """Any JSON value but a slot's name where a slot belongs: malformed, one line naming the field, exit 2 (the
+    compiled engine refused a non-string with a TypeError and a traceback)."""
+    record = json.loads((RECORDS / "kings-queen-jack.json").read_text())
+    r, a = _first_action(record, do)
+    record["rounds"][r]["actions"][a][key] = value
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    run = subprocess.run(
+        [sys.executable, "-m", "crisp_server", "replay", str(path)], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert f"rounds[{r}].actions[{a}].{key}: unknown slot" in lines[0]
