@@ -133,10 +133,11 @@ class Seating(TableFlow):
             seat.conn = None
             if self.phase in GAME_PHASES:
                 seat.away_since = self.clock.now()  # a computer player may stand in after a while
+            # The last player gone: the game waits before anyone hears of it (no clock runs in that update).
+            self._wait_if_deserted()
             self._publish([], [{"type": "disconnected", "seat": self.seats.index(seat)}])
             # Only connected players are waited for: if this one was the last not ready, nobody is now.
             self._maybe_all_ready()
-            self._wait_if_deserted()
 
     def _remove_seat(self, seat: Seat) -> int:
         """Take a seat out of the lobby; the host passes on if it was theirs. The old index."""
@@ -169,19 +170,22 @@ class Seating(TableFlow):
             return
         index = self.seats.index(seat)
         seat.left = True
+        if self.phase in (Phase.PEEK, Phase.ROUND_OVER):
+            seat.ready = True  # a seat that left is not waited for
         if index == self.host:
             self._pass_host(index)
         if all(s.left or s.bot is not None for s in self.seats):
             self._close()
             return
         self._save_room()
+        # The last player here gone: the game waits before anyone hears of it (no clock runs in that update).
+        self._wait_if_deserted()
         if self.phase is Phase.PLAY:
             events = self._advance()  # if it is their move, it is played on now
             self._after_play(events, [{"type": "left", "seat": index, "host": self.host}])
         else:
             self._publish([], [{"type": "left", "seat": index, "host": self.host}])
             self._maybe_all_ready()
-        self._wait_if_deserted()
 
     def _pass_host(self, index: int) -> None:
         n = len(self.seats)

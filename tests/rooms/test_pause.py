@@ -92,6 +92,10 @@ async def test_a_game_nobody_is_connected_to_waits_in_every_phase(phase: str, mo
         before = await _desert(bots)
         assert room.paused
         assert server.clock.pending() == [], "no timer runs while no player is there"
+        await bots.settle()
+        last = [m for m in bots.spectators[0].messages if m["type"] == "update"][-1]
+        assert {"type": "disconnected", "seat": 2} in last["events"]
+        assert all(v is None for v in last["clock"].values()), "the update that tells it shows no clock running"
         assert all(v is None for v in (await bots.snapshot())["clock"].values()), "and no clock is shown running"
         await bots.advance(HOUR)
         after = (room.phase.value, len(room.record.rounds), len(room.record.rounds[-1].actions))
@@ -126,6 +130,10 @@ async def test_two_drop_and_the_third_leaves_the_round_waits(monkeypatch: pytest
         await bots.disconnect(1)
         await bots.leave(2)  # if it was their move, it is played on at once: they are not coming back
         assert room.paused
+        await bots.settle()
+        last = [m for m in bots.spectators[0].messages if m["type"] == "update"][-1]
+        assert any(e["type"] == "left" for e in last["events"])
+        assert all(v is None for v in last["clock"].values()), "the update that tells it shows no clock running"
         assert server.clock.pending() == []
         actions = len(room.record.rounds[-1].actions)
         await bots.advance(HOUR)

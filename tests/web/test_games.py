@@ -182,6 +182,7 @@ async def test_a_player_who_left_does_not_hold_up_the_next_round(
     await bots.do(0, {"type": "ready"})
     await bots.leave(2)
     assert bots.phase == "round_over"
+    assert bots.state["room"]["seats"][2]["ready"], "a seat that left counts as ready at once"
     await bots.do(1, {"type": "ready"})
     assert bots.phase == "peek"
     assert bots.state["room"]["seats"][2] == {
@@ -192,6 +193,19 @@ async def test_a_player_who_left_does_not_hold_up_the_next_round(
         "bot": None,
         "stand_in": False,
     }
+
+
+async def test_a_player_who_leaves_in_the_peek_counts_as_ready(wire: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig(monkeypatch, first_dealer=2, seed=5)
+    bots = await Bots.start(wire, 3, random.Random(5), style=PASSIVE)
+    assert bots.phase == "peek"
+    await bots.leave(0)
+    seats = bots.state["room"]["seats"]
+    assert (seats[0]["left"], seats[0]["ready"]) == (True, True)
+    assert not seats[1]["ready"]
+    await bots.do(1, {"type": "ready"})
+    await bots.do(2, {"type": "ready"})
+    assert bots.phase == "play"
 
 
 A0: Final = ("AS", "2S", "3S")  # 6
