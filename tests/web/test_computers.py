@@ -318,6 +318,18 @@ async def test_hints_only_in_practice(server: Harness) -> None:
     await settle(server, [cem, dan])
     assert not cem.you["hints"]
     assert await error_of(dan, {"type": "hint"}) == "no_hints"
+    # A spectator of a practice game: hints are for its player (docs/protocol.md: not_seated).
+    eve = await server.client()
+    practice = await eve.create("Eve", bots=1, level="easy")
+    vic = await server.client()
+    await vic.watch(practice)
+    assert eve.you["hints"]
+    for message in (
+        {"type": "hint"},
+        {"type": "add_bot", "level": "easy"},
+        {"type": "bot_level", "seat": 1, "level": "hard"},
+    ):
+        assert await error_of(vic, message) == "not_seated"
 
 
 async def test_a_practice_room_waits_while_its_player_is_away(server: Harness) -> None:
