@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Final
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 
 from crisp_server import __version__
 from crisp_server.collector import Collector
@@ -145,6 +146,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
     for module in (operations, rooms, records, pages):
         app.include_router(module.router)
     app.add_exception_handler(rooms.NoRoom, rooms.no_room)
+    app.add_exception_handler(RequestValidationError, records.invalid_request)
 
     app.add_middleware(WebSocketAt, path="/ws", endpoint=Bridge(services).endpoint)
     app.add_middleware(HeadAsGet)

@@ -7,7 +7,9 @@ import asyncio
 import functools
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Query
+from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from crisp_server.replays import NoSuchSeat, replay_body
@@ -123,4 +125,13 @@ async def set_public(
 async def public_other_methods() -> Response:
     """Any other method on the switch: 405 naming the one it takes (else the client's files, mounted at ``/``,
     would answer for the path and name theirs)."""
-    return PlainTextResponse("Method Not Allowed", 405, headers={"Allow": "PUT"})
+    return PlainTextResponse("Method Not Allowed", 405, headers={"Allow": "PUT"})  # as every other route's 405
+
+
+async def invalid_request(request: Request, exc: Exception) -> Response:
+    """A request that does not fit its route: 400 if its body is not JSON at all (``{"detail": "why"}``), else
+    FastAPI's 422 with the list of what is wrong (the OpenAPI document's ``HTTPValidationError``)."""
+    assert isinstance(exc, RequestValidationError)
+    if any(error.get("type") == "json_invalid" for error in exc.errors()):
+        return JSONResponse({"detail": "the body is not JSON"}, 400)
+    return await request_validation_exception_handler(request, exc)
