@@ -383,7 +383,7 @@ def parse_inbound(data: str | bytes) -> Inbound:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError:
         raise BadMessage("not valid JSON") from None
-    if not isinstance(raw, dict):
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
         raise BadMessage("a message is a JSON object with a 'type'")
     try:
         return _ADAPTER.validate_python(raw)

@@ -140,6 +140,19 @@ async def test_bad_message_detail_names_the_field_and_does_not_echo_it(server: H
     assert secret not in orjson.dumps(answer).decode()
 
 
+async def test_bad_message_details_say_what_docs_protocol_md_says(server: Harness) -> None:
+    c = await server.client()
+    for frame, detail in (
+        ("{", "not valid JSON"),
+        ("[1]", "a message is a JSON object with a 'type'"),
+        ('{"x": 1}', "a message is a JSON object with a 'type'"),
+        ('{"type": 3}', "a message is a JSON object with a 'type'"),
+        ('{"type": "swap", "slot": "top"}', "swap.slot: Input should be 'left', 'middle' or 'right'"),
+    ):
+        answer = await answer_to_raw(c, frame)
+        assert (answer["code"], answer["detail"]) == ("bad_message", detail), frame
+
+
 async def test_error_messages_follow_the_language(server: Harness) -> None:
     c = await server.client()
     with pytest.raises(ProtocolError) as info:
