@@ -28,12 +28,16 @@ class TokenBucket:
         self.stamp = now
 
     def take(self, now: int) -> bool:
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.per_ms)
-        self.stamp = now
-        if self.tokens >= 1:
+        if self.has(now):
             self.tokens -= 1
             return True
         return False
+
+    def has(self, now: int) -> bool:
+        """Whether one could be taken now (none is)."""
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.per_ms)
+        self.stamp = now
+        return self.tokens >= 1
 
 
 @dataclass(eq=False)

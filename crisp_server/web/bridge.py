@@ -149,7 +149,9 @@ class Bridge:
         if conn.room is not None:
             conn.send(p.error_message(v, p.ProtocolCode.ALREADY_IN_ROOM, conn.lang))
             return False
-        if not self.services.limiter.allow(conn.client):
+        limiter = self.services.limiter
+        # A room created counts at once; a look-up counts only if it finds no room (``_not_found``).
+        if not (limiter.allow(conn.client) if isinstance(message, p.Create) else limiter.allows(conn.client)):
             conn.send(p.error_message(v, p.ProtocolCode.RATE_LIMITED, conn.lang))
             return False
         # Check the name before the room exists: a room whose creator is refused would stay open forever,
@@ -190,12 +192,17 @@ class Bridge:
             conn.close(CLOSE_TRY_LATER, "try again later")
             return
         if room is None:
-            conn.send(p.error_message(v, p.ProtocolCode.ROOM_NOT_FOUND, conn.lang))
+            self._not_found(conn, v)
             return
         conn.target = room
         room.post(Inbound(conn, message))
         if isinstance(message, p.Create) and not room.members:
             room.post(Expire())  # its creator was refused meanwhile: nobody will ever come
+
+    def _not_found(self, conn: Connection, v: int) -> None:
+        """No room has the code the entry named: a look-up in vain, counted against the address."""
+        self.services.limiter.missed(conn.client)
+        conn.send(p.error_message(v, p.ProtocolCode.ROOM_NOT_FOUND, conn.lang))
 
     def dispatch(self, conn: Connection, websocket: WebSocket, message: Any, v: int) -> None:
         """Posts ``message`` to the room it is for: a new room for ``create``, the room named by ``join`` or
@@ -210,7 +217,7 @@ class Bridge:
                 code = normalize_code(message.room)
                 found = services.registry.get(code) if is_room_code(code) else None
                 if found is None:
-                    conn.send(p.error_message(v, p.ProtocolCode.ROOM_NOT_FOUND, conn.lang))
+                    self._not_found(conn, v)
                     return
                 room = found
             conn.target = room

@@ -32,22 +32,38 @@ def now_ms() -> int:
 
 
 class AddressLimiter:
-    """Room-code look-ups per client address, so that codes cannot be guessed by brute force."""
+    """Room codes looked up in vain, and rooms created, per client address, so that codes cannot be guessed
+    by brute force (nor rooms made without end). A look-up that finds its room costs nothing: friends who
+    share one address (a home's Wi-Fi) all open the link and join, however many they are."""
 
     def __init__(self, burst: int, per_minute: float) -> None:
         self.burst = burst
         self.per_second = per_minute / 60
         self.buckets: dict[str, TokenBucket] = {}
 
-    def allow(self, address: str) -> bool:
-        now = now_ms()
+    def _bucket(self, address: str, now: int) -> TokenBucket:
         bucket = self.buckets.get(address)
         if bucket is None:
             if len(self.buckets) > 50_000:  # forget the oldest addresses rather than grow without end
                 for key in list(self.buckets)[:10_000]:
                     del self.buckets[key]
             bucket = self.buckets[address] = TokenBucket(self.burst, self.per_second, now)
-        return bucket.take(now)
+        return bucket
+
+    def allows(self, address: str) -> bool:
+        """Whether ``address`` may look a room code up now (it has not used up its allowance)."""
+        now = now_ms()
+        return self._bucket(address, now).has(now)
+
+    def allow(self, address: str) -> bool:
+        """``allows``, and counts the look-up (a room created: it is counted whatever comes of it)."""
+        now = now_ms()
+        return self._bucket(address, now).take(now)
+
+    def missed(self, address: str) -> None:
+        """A look-up of ``address`` found no room: it counts."""
+        now = now_ms()
+        self._bucket(address, now).take(now)
 
 
 def origin_of(url: str) -> str:

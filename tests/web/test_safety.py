@@ -360,6 +360,36 @@ async def test_room_code_lookups_are_limited_per_address() -> None:
             assert (await http.get(f"/api/rooms/{code}")).status_code == 200
 
 
+async def test_friends_behind_one_address_all_get_in_and_only_misses_count() -> None:
+    """Eight phones on one home Wi-Fi (one address) open the link, look the room up, join, watch: a look-up
+    that finds its room costs nothing. Codes that find no room use the allowance up, and then every look-up
+    from that address is refused, found or not."""
+    async with running_server(lookup_burst=3, lookup_per_minute=0.01) as server:
+        host = await server.client()
+        code = await host.create("Host")  # a room created counts: 2 left
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            for i in range(7):
+                for route in ("", "/qr.svg", "/games", "/standings"):
+                    assert (await http.get(f"/api/rooms/{code}{route}")).status_code == 200, route
+                friend = await server.client()
+                await friend.join(code, f"Friend {i + 1}")
+            viewer = await server.client()
+            await viewer.watch(code)
+            assert (await http.get("/api/rooms/ACDEFG")).status_code == 404  # 1 left
+            with pytest.raises(ProtocolError) as info:
+                await viewer.join("ACDEFH", "Eve")  # refused before any look-up: not counted
+            assert info.value.code == "already_in_room"
+            guesser = await server.client()
+            with pytest.raises(ProtocolError) as info:
+                await guesser.join("ACDEFH", "Eve")  # 0 left
+            assert info.value.code == "room_not_found"
+            assert (await http.get("/api/rooms/ACDEFJ")).status_code == 429
+            assert (await http.get(f"/api/rooms/{code}")).status_code == 429, "used up: found or not"
+            with pytest.raises(ProtocolError) as info:
+                await guesser.watch(code)
+            assert info.value.code == "rate_limited"
+
+
 async def test_http_room_lookups_are_limited() -> None:
     async with running_server(lookup_burst=3, lookup_per_minute=0.01) as server:
         async with httpx.AsyncClient(base_url=server.http) as http:

@@ -34,9 +34,10 @@ async def no_room(_request: Request, exc: Exception) -> JSONResponse:
 
 
 async def find_room(services: Services, request: Request, code: str) -> RoomSummary:
-    """The room with ``code``, counted against the caller's look-ups (429 past them, ``NoRoom`` if none). In a
-    cluster, a room another node runs is read from the database (as of its last commit)."""
-    if not services.limiter.allow(client_address(request)):
+    """The room with ``code`` (429 once the caller's look-ups in vain are used up, ``NoRoom``, counted as one,
+    if none). In a cluster, a room another node runs is read from the database (as of its last commit)."""
+    address = client_address(request)
+    if not services.limiter.allows(address):
         raise HTTPException(429, "too many look-ups, try again in a minute")
     code = normalize_code(code)
     room = services.registry.get(code)
@@ -49,6 +50,7 @@ async def find_room(services: Services, request: Request, code: str) -> RoomSumm
             return found
     # A page opened from an old link says the room closed; one for a mistyped code, that there is none.
     existed = store is not None and is_room_code(code) and await store.last_room_id(code) is not None
+    services.limiter.missed(address)
     raise NoRoom(existed)
 
 
