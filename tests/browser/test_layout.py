@@ -206,3 +206,38 @@ def test_every_screen_fits(
     finally:
         context.close()
         bots.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(640, 360), (568, 320)])
+def test_a_phone_on_its_side_reaches_every_move(
+    browser: Browser, base: str, shots: Path, width: int, height: int
+) -> None:
+    """Landscape on a small phone: the table is taller than the screen, so the page scrolls, and the page plays
+    a whole round (every click scrolls its button into view: on a table cut at the screen's edge it could not)."""
+    bots = Bots(base, ["Alexandra", "Benedikt", "Christina"])
+    context, page = open_page(browser, width, height)
+    try:
+        join(page, base, bots.code, "Maximilian")
+        expect(page.locator(".seats li")).to_have_count(4)
+        bots.run(bots.host.start())
+        expect(page.locator(".phase-peek")).to_be_visible()
+        for c in bots.clients:
+            bots.run(c.ready())
+        page.locator('[data-key="ready"]').click()
+        expect(page.locator(".phase-play")).to_be_visible()
+        page.screenshot(path=str(shots / f"landscape-{width}x{height}-table.png"), full_page=True)
+        # Nothing of the table is cut off inside its box (where a finger could not scroll to it): the page
+        # itself is as long as the table, and scrolls.
+        clipped = page.evaluate(
+            "() => { const t = document.querySelector('.screen.table');"
+            " return [t.scrollHeight - t.clientHeight, document.scrollingElement.scrollHeight - innerHeight]; }"
+        )
+        assert clipped[0] <= 1, f"{clipped[0]} px of the table cut off at {width}x{height}"
+        assert clipped[1] > 0, "the page scrolls"
+        for c in bots.clients:
+            bots.spawn(play_turns(c, call_crisp=c is bots.clients[0]))
+        play_my_turns_until_round_end(page)
+        page.screenshot(path=str(shots / f"landscape-{width}x{height}-round-over.png"))
+    finally:
+        context.close()
+        bots.close()
