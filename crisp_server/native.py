@@ -226,6 +226,16 @@ def install() -> str:
     return _chosen[0][0]
 
 
+def refuse_as_command(error: NativeUnavailable) -> None:
+    """If this process is the ``crisp-server`` command (or ``python -m crisp_server``), end it as a wrong
+    setting does: one line naming the problem, exit status 2 (docs/hosting.md). Else return (the caller
+    raises: a program that imports the package sees the exception)."""
+    argv = getattr(sys, "orig_argv", sys.argv)
+    if os.path.basename(sys.argv[0]) == "crisp-server" or argv[1:3] == ["-m", "crisp_server"]:
+        sys.stderr.write(f"crisp-server: {error}\n")
+        raise SystemExit(2)
+
+
 def mode() -> str:
     """``"compiled"`` or ``"interpreted"``: what this process runs (after :func:`install`)."""
     return install()

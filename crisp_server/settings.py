@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import Annotated, Final, Literal, Self
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+#: The schemes ``CRISP_DATABASE_URL`` may have (``resolved_database_url`` picks the async driver).
+_DATABASE_SCHEMES: Final = frozenset(("sqlite", "sqlite+aiosqlite", "postgres", "postgresql", "postgresql+asyncpg"))
 
 
 class Settings(BaseSettings):
@@ -154,6 +157,20 @@ class Settings(BaseSettings):
         # From the environment as "crisp.example.org,*.lan.example,10.0.0.5:8000".
         if isinstance(value, str):
             return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _a_database_the_server_speaks(cls, value: str | None) -> str | None:
+        # Refused at start with the others, not by a driver's traceback when the store opens it.
+        if not value:
+            return value
+        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+        if scheme not in _DATABASE_SCHEMES or not (value.split("://", 1)[1] or scheme.startswith("sqlite")):
+            raise ValueError(
+                "not a database URL the server speaks: sqlite:///path/to/file.sqlite3 or "
+                "postgresql://user:password@host/db (also postgres://, postgresql+asyncpg://)"
+            )
         return value
 
     @field_validator("public_url")

@@ -33,6 +33,14 @@ import pytest
             },
             ["crisp-server: CRISP_LEASE_RENEW_SECONDS must be at most half of CRISP_LEASE_SECONDS"],
         ),
+        ({"CRISP_NATIVE": "maybe"}, ["crisp-server: CRISP_NATIVE must be auto, off or require, not 'maybe'"]),
+        *(
+            (
+                {"CRISP_DATABASE_URL": url},
+                ["crisp-server: CRISP_DATABASE_URL: not a database URL the server speaks: sqlite:///"],
+            )
+            for url in ("mysql://u@h/db", "notaurl", "postgresql://")
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["serve", "migrate"])
