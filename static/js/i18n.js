@@ -390,7 +390,7 @@ const STRINGS = {
     caller: "hat Crisp gerufen",
     winner: "Gewinner",
     winners: "Gewinner",
-    sharedWin: "Unentschieden!",
+    sharedWin: "Geteilter Sieg!",
     youWon: "Du hast gewonnen!",
     rematch: "Revanche",
     waitingRematch: (name) => `Warte, bis ${name} die Revanche startet\u00a0…`,

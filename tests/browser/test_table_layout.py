@@ -215,6 +215,10 @@ def test_the_top_links_fit_one_line(browser: Browser, base: str, shots: Path, lo
         page.locator(".top-buttons").wait_for()
         assert page.evaluate(one_line), "home"
         page.screenshot(path=str(shots / f"top-links-home-{locale}-360x640.png"), clip=TOP)
+        # Further down, the code's field and its Join button ("Beitreten") share one row, the word whole.
+        join = page.locator('[data-key="join-by-code"]')
+        assert join.evaluate("(b) => b.scrollWidth - b.clientWidth") <= 0, "the Join button's word overflows"
+        assert page.locator(".join-row").evaluate(page_check("one_line")) == []
     finally:
         page.context.close()
         bots.close()
