@@ -59,13 +59,34 @@ export function switchLang() {
 
 /** The rules screen, at its top or at the section with the id `anchor`. */
 export function openRules(anchor = null) {
-  app.returnTo = app.screen;
+  if (app.screen !== "rules") {
+    app.returnTo = app.screen;
+    // An entry in the tab's history, so that the phone's Back (button or gesture) closes the rules rather
+    // than leaving the game's page.
+    history.pushState({ ...history.state, rules: true }, "");
+  }
   app.screen = "rules";
   actions.render();
   const section = anchor ? document.getElementById(anchor) : null;
   if (section) section.scrollIntoView();
   else window.scrollTo(0, 0);
 }
+
+/** Back from the rules to the screen they were opened from: through the tab's history when they made an
+ * entry in it (the popstate below closes them), else at once. */
+export function closeRules() {
+  if (history.state?.rules) history.back();
+  else leaveRules();
+}
+
+function leaveRules() {
+  app.screen = app.returnTo === "rules" ? "home" : app.returnTo;
+  actions.render();
+}
+
+window.addEventListener("popstate", () => {
+  if (app.screen === "rules") leaveRules();
+});
 
 const NAME_KEY = "crisp.name";
 

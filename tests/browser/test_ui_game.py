@@ -240,6 +240,17 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         expect(ben.page.locator(".rules-text h1")).to_have_text("So wird gespielt")
         ben.click("back")
         expect(ben.page.locator(".peek-panel")).to_be_visible()
+        # The phone's Back (button or gesture) closes the rules too, and the game's page stays.
+        url = ben.page.url
+        ben.click("rules")
+        expect(ben.page.locator(".rules-text h1")).to_be_visible()
+        ben.page.go_back()
+        expect(ben.page.locator(".peek-panel")).to_be_visible()
+        assert ben.page.url == url
+        ben.click("rules")
+        ben.click("back")
+        expect(ben.page.locator(".peek-panel")).to_be_visible()
+        assert ben.page.evaluate("() => history.state?.rules ?? false") is False, "the rules' entry taken back"
     finally:
         for phone in (ana, ben, cem):
             phone.close()

@@ -3,8 +3,7 @@
 import { h } from "../dom.js";
 import { getLang, t } from "../i18n.js";
 import { rulesSection } from "../rules.js";
-import { actions, app } from "../state.js";
-import { langButton } from "../ui.js";
+import { closeRules, langButton } from "../ui.js";
 
 export function rulesScreen() {
   return h(
@@ -18,10 +17,7 @@ export function rulesScreen() {
         {
           class: "link",
           "data-key": "back",
-          onclick: () => {
-            app.screen = app.returnTo === "rules" ? "home" : app.returnTo;
-            actions.render();
-          },
+          onclick: () => closeRules(),
         },
         `← ${t("back")}`,
       ),
