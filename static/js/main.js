@@ -213,8 +213,9 @@ function onState(msg) {
       app.revealUntil = performance.now() + REVEAL_MS;
       renderAt(app.revealUntil);
     }
-    // The lobby's comings and goings are over once the cards are dealt.
-    if (before.room.phase === "lobby") app.lines = [];
+    // A deal starts the table's story over: the lobby's comings and goings, or the last round's moves and
+    // its end, are not this round's.
+    if (phase === "peek") app.lines = [];
   }
   if (phase !== "round_over" && phase !== "game_over") app.revealUntil = 0;
   if (!msg.you.can.includes("queen")) app.queen = null;

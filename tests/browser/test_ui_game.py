@@ -196,6 +196,8 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
             phone.click("ready")
         for phone in (ana, ben, cem):
             expect(phone.page.locator(".peek-panel")).to_be_visible()
+            # The new round's story starts over: the last round's end is not told under its deal.
+            expect(phone.page.locator(".event-line")).not_to_contain_text(re.compile("round is over|Runde ist vorbei"))
             phone.click("ready")
         expect(cem.page.locator(".prompt-text")).to_have_text("Your turn: draw")
         cem.click("act-draw")
