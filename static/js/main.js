@@ -169,6 +169,15 @@ function leaveRoom(notice, kept = false) {
   app.session = null;
   app.notice = notice;
   goHome();
+  // Back on the room's page with the way back to the seat: the room as it is now, followed live as a link
+  // opened afresh would be (not the players it had when the page first opened).
+  const code = session && kept ? app.joinCode : null;
+  if (code)
+    lookUp(code).then(() => {
+      if (app.screen !== "home" || app.state || app.joinCode !== code) return; // gone elsewhere meanwhile
+      render();
+      if (app.roomInfo?.code === code) follow(code);
+    });
 }
 
 function goHome() {
@@ -390,20 +399,23 @@ async function start() {
     enter({ type: "resume", room: code, token: held.token });
     return;
   }
-  if (code) {
-    // Asked before the first render: the players' names, Watch and "room gone" arriving later would move
-    // the join screen under the reader's eyes (and finger).
-    try {
-      const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout?.(3000) });
-      if (response.ok) app.roomInfo = await response.json();
-      // A room that closed (an old link), or a code no room had (a typo): the answer says which.
-      else if (response.status === 404) app.notice = t((await response.json()).existed ? "roomGone" : "noSuchRoom");
-    } catch {
-      /* offline or slow: the join will say so */
-    }
-  }
+  // Asked before the first render: the players' names, Watch and "room gone" arriving later would move the
+  // join screen under the reader's eyes (and finger).
+  if (code) await lookUp(code);
   render();
   if (app.roomInfo?.code === code) follow(code);
+}
+
+/** The linked room as it is now (app.roomInfo), or the notice that it is gone. */
+async function lookUp(code) {
+  try {
+    const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout?.(3000) });
+    if (response.ok) app.roomInfo = await response.json();
+    // A room that closed (an old link), or a code no room had (a typo): the answer says which.
+    else if (response.status === 404) app.notice = t((await response.json()).existed ? "roomGone" : "noSuchRoom");
+  } catch {
+    /* offline or slow: the join will say so */
+  }
 }
 
 /** Follow the linked room live (as a spectator the room counts) until its reader joins, watches or leaves

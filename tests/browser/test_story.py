@@ -46,8 +46,9 @@ def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base
         # Without stand-ins, the seat's moves time out until its player is back: the question says so.
         page.screenshot(path=str(shots / "story-leave-question.png"))
         confirm(page, "Your moves time out at once until you come back")
-        # Back on the room's page, the way back is offered at once.
+        # Back on the room's page, the way back is offered at once, with the room's players as they are now.
         expect(page.get_by_role("button", name="Take your seat back")).to_be_visible()
+        expect(page.get_by_text("Players (3/8): Ana, Ben, Me")).to_be_visible()
         # The home screen lists the room with the way back.
         page.goto(base)
         rooms = page.locator(".your-rooms")
