@@ -194,6 +194,26 @@ def test_the_host_reaches_start_without_scrolling(browser: Browser, base: str, s
         bots.close()
 
 
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_start_not_yet_is_greyed_without_showing_through(
+    browser: Browser, base: str, shots: Path, *, dark: bool
+) -> None:
+    """The host alone: Start is disabled, in a muted colour and opaque, so the lobby that scrolls under it (the
+    spectators' line, say) does not show through its words."""
+    context, page = open_page(browser, 360, 640, dark=dark)
+    try:
+        page.goto(base)
+        page.fill("#name", "Maximilian")
+        page.locator('[data-key="create"]').click()
+        start = page.locator('[data-key="start"]')
+        expect(start).to_be_disabled()
+        expect(start).to_have_css("opacity", "1")
+        page.evaluate("window.scrollTo(0, document.scrollingElement.scrollHeight)")
+        page.screenshot(path=str(shots / f"lobby-start-not-yet-{'dark' if dark else 'light'}-360x640.png"))
+    finally:
+        context.close()
+
+
 #: The top of a 360 px screen, where the links are.
 TOP: FloatRect = {"x": 0, "y": 0, "width": 360, "height": 120}
 
