@@ -181,8 +181,12 @@ def _parse_resumes(data: object, actions: list[Timed], end_at: int | None, where
             raise MalformedRecord(f"{place}: must be an object")
         after = _need_int(item, "after", place, minimum=0)
         at = _need_int(item, "at", place, minimum=0)
-        if after > len(actions) or (out and (after, at) < (out[-1].after, out[-1].at)):
-            raise MalformedRecord(f"{place}.after: {after} is out of order or past the round's actions")
+        if after > len(actions):
+            raise MalformedRecord(f"{place}.after: {after} is past the round's {len(actions)} actions")
+        if out and after < out[-1].after:
+            raise MalformedRecord(f"{place}.after: {after} is before the previous resume's {out[-1].after}")
+        if out and at < out[-1].at:
+            raise MalformedRecord(f"{place}.at: {at} is before the previous resume's {out[-1].at}")
         if (after > 0 and at < actions[after - 1].at) or (after < len(actions) and at > actions[after].at):
             raise MalformedRecord(f"{place}.at: {at} is not between the actions around it")
         if after == len(actions) and end_at is not None and at > end_at:  # applied before the round's end

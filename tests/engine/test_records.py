@@ -64,6 +64,7 @@ def test_several_files_give_one_compact_line_each_in_order() -> None:
 MALFORMED_RESUMES = [
     ([{"after": 4, "at": 1500}], "resumes[0].after"),  # past the round's three actions
     ([{"after": 2, "at": 1500}, {"after": 1, "at": 800}], "resumes[1].after"),  # out of order
+    ([{"after": 2, "at": 1500}, {"after": 2, "at": 1400}], "resumes[1].at"),  # time going back, same place
     ([{"after": 2, "at": 900}], "resumes[0].at"),  # before the action it follows (at 1000)
     ([{"after": 1, "at": 1200}], "resumes[0].at"),  # after the action it precedes (at 1000)
     ([{"after": 3, "at": 40000}], "resumes[0].at"),  # after the round's end_at (31600)
