@@ -278,11 +278,14 @@ function onEvent(e, before) {
     default:
       break;
   }
-  const who = (seat) => names()[seat] ?? "?";
+  const seated = names(); // as they are now: a later departure from the lobby moves the seats
+  const who = (seat) => seated[seat] ?? "?";
   const whoBefore = (seat) => before?.room.seats[seat]?.name ?? "?";
   // A departure seen in the first state has no name to tell.
-  const line = (e.type === "left" || e.type === "bot_removed") && !before ? null : eventLine(e, me, who, whoBefore);
-  if (line) {
+  if ((e.type === "left" || e.type === "bot_removed") && !before) return;
+  // A line is told again at each drawing, so that it follows a switch of the language.
+  const line = () => eventLine(e, me, who, whoBefore);
+  if (line()) {
     app.lines.push(line);
     if (app.lines.length > 30) app.lines.shift();
   }

@@ -205,6 +205,13 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         cem.click("crisp")
         ana.click("act-draw")
         ana.click("act-discard")
+        # The table's story follows a switch of the language at once, the lines already told included.
+        expect(ana.page.locator(".event-line")).to_contain_text("You discarded")
+        ana.click("lang")
+        expect(ana.page.locator(".event-line")).to_contain_text("Du hast")
+        expect(ana.page.locator(".event-line")).not_to_contain_text("You discarded")
+        ana.click("lang")
+        expect(ana.page.locator(".event-line")).to_contain_text("You discarded")
         ben.click("act-draw")
         ben.click("act-discard")
 

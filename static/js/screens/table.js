@@ -54,7 +54,7 @@ export function tableScreen(drawn = liveScene()) {
     app.hint
       ? h("p", { class: "event-line hint-line", "aria-live": "polite" }, h("span", {}, h("span", { "aria-hidden": "true" }, "💡 "), app.hint.text))
       : scene.live
-        ? h("p", { class: "event-line", "aria-live": "polite" }, scene.lines.slice(-2).map((l) => h("span", {}, l)))
+        ? h("p", { class: "event-line", "aria-live": "polite" }, scene.lines.slice(-2).map((l) => h("span", {}, typeof l === "function" ? l() : l)))
         : null,
     // Reactions are for people: in a practice game (only computer players besides you) their row gives
     // its room to the hint.
