@@ -33,7 +33,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "CRISP_LOOKUP_BURST": "1000",
         "CRISP_LOOKUP_PER_MINUTE": "10000",
     }
-    with server_process(tmp_path_factory.mktemp("server"), env, rigged=True) as (url, _proc):
+    data = tmp_path_factory.mktemp("server")
+    # Its output to a file: a pipe nobody reads fills up over a module's worth of requests and stops the server.
+    with server_process(data, env, rigged=True, log=data / "server.log") as (url, _proc):
         yield url
 
 
