@@ -47,7 +47,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     # In a thread of its own: sync Playwright runs an event loop in this one.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         games = pool.submit(asyncio.run, fill(data_dir)).result(120)
-    with server_process(data_dir) as (base, _proc):
+    # Its output to a file: a pipe nobody reads fills up over a module's worth of requests and stops the server.
+    with server_process(data_dir, log=data_dir / "server.log") as (base, _proc):
         yield base, games
 
 
