@@ -241,3 +241,36 @@ def test_a_phone_on_its_side_reaches_every_move(
     finally:
         context.close()
         bots.close()
+
+
+@pytest.mark.parametrize("locale", ["en-GB", "de-DE"])
+def test_the_round_table_keeps_every_column_on_a_320_px_phone(
+    browser: Browser, base: str, shots: Path, locale: str
+) -> None:
+    """Eight players, a 320x568 phone: the round's results show every column, the game's total included,
+    within the screen."""
+    names = ["Alexandra", "Benedikt", "Christina", "Dominik", "Elisabeth", "Friedrich", "Gabriele"]
+    bots = Bots(base, names)
+    context, page = open_page(browser, 320, 568, locale=locale)
+    try:
+        join(page, base, bots.code, "Maximilian")
+        expect(page.locator(".seats li")).to_have_count(8)
+        bots.run(bots.host.start())
+        expect(page.locator(".phase-peek")).to_be_visible()
+        for c in bots.clients:
+            bots.run(c.ready())
+        page.locator('[data-key="ready"]').click()
+        expect(page.locator(".phase-play")).to_be_visible()
+        for c in bots.clients:
+            bots.spawn(play_turns(c, call_crisp=c is bots.clients[1]))
+        play_my_turns_until_round_end(page)
+        page.screenshot(path=str(shots / f"round-over-8-{locale[:2]}-320x568.png"))
+        assert page.locator(".table .bar").evaluate(page_check("one_line")) == [], "the bar on one line"
+        table = page.locator(".round-table")
+        assert table.evaluate("(t) => t.scrollWidth - t.parentElement.clientWidth") <= 0, "the table overflows"
+        box = page.locator(".round-table .col-totalShort").bounding_box()
+        assert box is not None
+        assert box["x"] + box["width"] <= 320, "the game's total is off the screen"
+    finally:
+        context.close()
+        bots.close()
