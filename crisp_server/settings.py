@@ -165,8 +165,9 @@ class Settings(BaseSettings):
         # Refused at start with the others, not by a driver's traceback when the store opens it.
         if not value:
             return value
-        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
-        if scheme not in _DATABASE_SCHEMES or not (value.split("://", 1)[1] or scheme.startswith("sqlite")):
+        scheme, sep, rest = value.partition("://")
+        scheme = scheme.lower()
+        if not sep or scheme not in _DATABASE_SCHEMES or not (rest or scheme.startswith("sqlite")):
             raise ValueError(
                 "not a database URL the server speaks: sqlite:///path/to/file.sqlite3 or "
                 "postgresql://user:password@host/db (also postgres://, postgresql+asyncpg://)"

@@ -62,8 +62,7 @@ class AddressLimiter:
 
     def missed(self, address: str) -> None:
         """A look-up of ``address`` found no room: it counts."""
-        now = now_ms()
-        self._bucket(address, now).take(now)
+        self.allow(address)
 
 
 def origin_of(url: str) -> str:

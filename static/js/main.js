@@ -174,9 +174,7 @@ function leaveRoom(notice, kept = false) {
   const code = session && kept ? app.joinCode : null;
   if (code)
     lookUp(code).then(() => {
-      if (app.screen !== "home" || app.state || app.joinCode !== code) return; // gone elsewhere meanwhile
-      render();
-      if (app.roomInfo?.code === code) follow(code);
+      if (app.screen === "home" && !app.state && app.joinCode === code) showLink(code); // (not gone elsewhere)
     });
 }
 
@@ -280,7 +278,8 @@ function onEvent(e, before) {
   }
   const seated = names(); // as they are now: a later departure from the lobby moves the seats
   const who = (seat) => seated[seat] ?? "?";
-  const whoBefore = (seat) => before?.room.seats[seat]?.name ?? "?";
+  const left = before?.room.seats.map((s) => s.name) ?? []; // the names only: the line is kept, not the state
+  const whoBefore = (seat) => left[seat] ?? "?";
   // A departure seen in the first state has no name to tell.
   if ((e.type === "left" || e.type === "bot_removed") && !before) return;
   // A line is told again at each drawing, so that it follows a switch of the language.
@@ -405,8 +404,13 @@ async function start() {
   // Asked before the first render: the players' names, Watch and "room gone" arriving later would move the
   // join screen under the reader's eyes (and finger).
   if (code) await lookUp(code);
+  showLink(code);
+}
+
+/** The page as it is, following the linked room live if there is one. */
+function showLink(code) {
   render();
-  if (app.roomInfo?.code === code) follow(code);
+  if (code && app.roomInfo?.code === code) follow(code);
 }
 
 /** The linked room as it is now (app.roomInfo), or the notice that it is gone. */

@@ -208,6 +208,18 @@ def test_every_screen_fits(
         bots.close()
 
 
+def into_play(page: Page, base: str, bots: Bots) -> None:
+    """The page joins the bots' room as its last seat, the host starts, everyone is ready: play begins."""
+    join(page, base, bots.code, "Maximilian")
+    expect(page.locator(".seats li")).to_have_count(len(bots.clients) + 1)
+    bots.run(bots.host.start())
+    expect(page.locator(".phase-peek")).to_be_visible()
+    for c in bots.clients:
+        bots.run(c.ready())
+    page.locator('[data-key="ready"]').click()
+    expect(page.locator(".phase-play")).to_be_visible()
+
+
 @pytest.mark.parametrize(("width", "height"), [(640, 360), (568, 320)])
 def test_a_phone_on_its_side_reaches_every_move(
     browser: Browser, base: str, shots: Path, width: int, height: int
@@ -217,14 +229,7 @@ def test_a_phone_on_its_side_reaches_every_move(
     bots = Bots(base, ["Alexandra", "Benedikt", "Christina"])
     context, page = open_page(browser, width, height)
     try:
-        join(page, base, bots.code, "Maximilian")
-        expect(page.locator(".seats li")).to_have_count(4)
-        bots.run(bots.host.start())
-        expect(page.locator(".phase-peek")).to_be_visible()
-        for c in bots.clients:
-            bots.run(c.ready())
-        page.locator('[data-key="ready"]').click()
-        expect(page.locator(".phase-play")).to_be_visible()
+        into_play(page, base, bots)
         page.screenshot(path=str(shots / f"landscape-{width}x{height}-table.png"), full_page=True)
         # Nothing of the table is cut off inside its box (where a finger could not scroll to it): the page
         # itself is as long as the table, and scrolls.
@@ -253,14 +258,7 @@ def test_the_round_table_keeps_every_column_on_a_320_px_phone(
     bots = Bots(base, names)
     context, page = open_page(browser, 320, 568, locale=locale)
     try:
-        join(page, base, bots.code, "Maximilian")
-        expect(page.locator(".seats li")).to_have_count(8)
-        bots.run(bots.host.start())
-        expect(page.locator(".phase-peek")).to_be_visible()
-        for c in bots.clients:
-            bots.run(c.ready())
-        page.locator('[data-key="ready"]').click()
-        expect(page.locator(".phase-play")).to_be_visible()
+        into_play(page, base, bots)
         for c in bots.clients:
             bots.spawn(play_turns(c, call_crisp=c is bots.clients[1]))
         play_my_turns_until_round_end(page)
