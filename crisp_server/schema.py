@@ -455,6 +455,9 @@ class WelcomeMessage(_Out):
     seat: SeatIndex | None = Field(description="null for a spectator")
     token: str | None = Field(description="the seat's secret, on create and join only; else null")
     link: str
+    idle_game_hours: float = Field(
+        gt=0, description="a game no player is connected to waits this long for one, then ends abandoned"
+    )
 
 
 class _State(_Out):

@@ -3,7 +3,7 @@ are away, and hints in practice games.
 
 A computer player is a seat driven by a ``BotDriver`` (``botseat.py``): it is sent what a person at that
 seat would be sent, and posts the same messages a client does. It never plays on alone: a game with no
-person connected waits (``TableFlow._wait_if_deserted``), and a room whose people have all left closes.
+person connected waits (``TableFlow._wait_if_deserted``), one whose people have all left too.
 """
 
 from __future__ import annotations

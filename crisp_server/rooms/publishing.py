@@ -205,7 +205,15 @@ class Publishing(RoomActor):
 
     def _welcome(self, index: int | None, token: str | None) -> bytes:
         return orjson.dumps(
-            {"type": "welcome", "v": self.v, "room": self.code, "seat": index, "token": token, "link": self.link}
+            {
+                "type": "welcome",
+                "v": self.v,
+                "room": self.code,
+                "seat": index,
+                "token": token,
+                "link": self.link,
+                "idle_game_hours": self.settings.idle_game_hours,
+            }
         )
 
     def _next_version(self) -> None:

@@ -109,6 +109,8 @@ class Seating(TableFlow):
             # keeps (a restart brings every seat back as it was), so it writes nothing: 8,000 players coming
             # back after a restart would otherwise each rewrite their room and its seats.
             seat.left = False
+            if self.seats[self.host].left:  # everyone had left: the first one back hosts
+                self.host = index
             self._save_room()
         self._greet(conn, index, None, again=True)
         events = self._unpause()
@@ -169,18 +171,24 @@ class Seating(TableFlow):
             self._publish([], [{"type": "left", "seat": index, "host": self.host}])
             return
         index = self.seats.index(seat)
+        everyone_left = all(s is seat or s.left or s.bot is not None for s in self.seats)
+        if everyone_left and self.phase is Phase.GAME_OVER:
+            self._close()  # the game has ended and is kept: nobody is left to start another
+            return
+        if everyone_left:
+            # The last person leaves mid-game: the game waits where it stands, as when everyone is away, for
+            # anyone who held a seat to take it back (``resume``); after ``idle_game_hours`` it is abandoned.
+            # It waits before the seat is marked left: no move of a seat that left is played on meanwhile.
+            self._wait_if_deserted()
         seat.left = True
         if self.phase in (Phase.PEEK, Phase.ROUND_OVER):
             seat.ready = True  # a seat that left is not waited for
         if index == self.host:
             self._pass_host(index)
-        if all(s.left or s.bot is not None for s in self.seats):
-            self._close()
-            return
         self._save_room()
         # The last player here gone: the game waits before anyone hears of it (no clock runs in that update).
         self._wait_if_deserted()
-        if self.phase is Phase.PLAY:
+        if self.phase is Phase.PLAY and not self.paused:
             events = self._advance()  # if it is their move, it is played on now
             self._after_play(events, [{"type": "left", "seat": index, "host": self.host}])
         else:

@@ -14,7 +14,7 @@ from typing import Any, Final
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crisp_server.engine import MalformedRecord, Record, parse_record
+from crisp_server.engine import MalformedRecord, Record, parse_record, replay_game
 
 from .models import ActionRow, GameRow, ResultRow, RoomRow, RoundRow, SeatRow
 from .operations import SeatData, utc_now
@@ -191,6 +191,48 @@ class Reads:
                     known[game.id] = tally
                     self._tallies.put(game.id, tally)
         return standings(t for t in known.values() if t is not None)
+
+    async def end_stranded_games(self) -> int:
+        """Games left running in a room that closed (a room closed when its last player left during a game,
+        before such a room waited for its players): nothing can resume them, so each ends abandoned as a game
+        nobody came back to does (the totals of its rounds played, no winner), as of its room's close. Then
+        its record and replay are served, the room's games and standings list it, and retention purges it.
+        How many were ended."""
+        async with self.sessions() as session:
+            rows = (
+                await session.execute(
+                    select(GameRow, RoomRow.closed_at)
+                    .join(RoomRow, RoomRow.id == GameRow.room_id)
+                    .where(GameRow.finished_at.is_(None), RoomRow.closed_at.is_not(None))
+                )
+            ).all()
+            if not rows:
+                return 0
+            documents = await _game_documents(session, [game for game, _ in rows])
+        ended: list[tuple[str, list[int], datetime]] = []
+        for game, closed_at in rows:
+            await asyncio.sleep(0)  # a replay takes a millisecond or a few: the rooms run between two of them
+            try:
+                totals = list(replay_game(parse_record(documents[game.id]))[0].totals)
+            except MalformedRecord as e:  # never written so; ended still, with no points
+                log.error("game %s does not replay from its record: %s", game.id, e)
+                totals = [0] * len(game.players)
+            ended.append((game.id, totals, closed_at))
+        done = 0
+        async with self._writing, self.sessions.begin() as session:
+            for game_id, totals, at in ended:
+                # Only if still running: another node of a cluster may have ended it meanwhile.
+                changed = await session.execute(
+                    update(GameRow)
+                    .where(GameRow.id == game_id, GameRow.finished_at.is_(None))
+                    .values(finished_at=at, abandoned=True)
+                )
+                if changed.rowcount:  # type: ignore[attr-defined]
+                    session.add(ResultRow(game_id=game_id, totals=totals, winners=[], finished_at=at))
+                    done += 1
+        if done:
+            log.info("games left running in closed rooms ended abandoned", extra={"games": done})
+        return done
 
     async def purge(self, idle_lobby: timedelta, keep_finished: timedelta) -> tuple[int, int]:
         """Retention: close lobbies idle for ``idle_lobby``; delete games finished before ``keep_finished``,

@@ -96,6 +96,7 @@ async def sweep(services: Services) -> None:
             if registry.cluster is not None:
                 await registry.cluster.sweep_abandoned()  # the games of rooms no node holds
             if store is not None:
+                await store.end_stranded_games()  # a node of an older release may still close a room so
                 await store.purge(idle, timedelta(days=settings.keep_finished_days))
         except Exception:
             log.exception("the retention sweep failed; it will run again")
@@ -119,6 +120,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None, *, 
         cluster = registry.cluster
         if store is not None:
             await store.start()
+            # Games a room left running when it closed (before such a room waited) end abandoned, not never.
+            await store.end_stranded_games()
             if cluster is not None:
                 # Rooms are rebuilt where their players' sockets land (the first one claims the room).
                 await cluster.start()

@@ -587,6 +587,15 @@ async def test_spectators_are_let_go_when_the_room_closes(server: Harness) -> No
     await viewer.watch(code)
     for c in (ana, ben):
         await c.request({"type": "leave"})
+    # Everyone left mid-game: the game waits for them for the abandoned-room time, watched still.
+    room = server.app.state.registry.get(code)
+    assert room is not None
+    assert room.paused
+    assert viewer.closed is None
+    idle_ms = int(server.app.state.settings.idle_game_hours * 3_600_000)
+    await server.advance(idle_ms)
+    assert server.app.state.registry.expire_abandoned(idle_ms) == 1
+    await room.flush()
     async with httpx.AsyncClient(base_url=server.http) as http:
         assert (await http.get(f"/api/rooms/{code}")).status_code == 404
     # The spectator is told and let go: nothing would ever answer it again.
