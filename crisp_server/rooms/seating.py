@@ -109,6 +109,10 @@ class Seating(TableFlow):
             # keeps (a restart brings every seat back as it was), so it writes nothing: 8,000 players coming
             # back after a restart would otherwise each rewrite their room and its seats.
             seat.left = False
+            if self.paused:
+                # A seat that left counted as ready; the game waited for everyone, and its peek or pause between
+                # rounds starts again in full: its player, back first, may say ready again.
+                seat.ready = False
             if self.seats[self.host].left:  # everyone had left: the first one back hosts
                 self.host = index
             self._save_room()

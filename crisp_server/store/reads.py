@@ -217,7 +217,7 @@ class Reads:
             except MalformedRecord as e:  # never written so; ended still, with no points
                 log.error("game %s does not replay from its record: %s", game.id, e)
                 totals = [0] * len(game.players)
-            ended.append((game.id, totals, closed_at))
+            ended.append((game.id, totals, closed_at or utc_now()))  # (closed: never None, by the query)
         done = 0
         async with self._writing, self.sessions.begin() as session:
             for game_id, totals, at in ended:

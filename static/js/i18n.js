@@ -23,6 +23,13 @@ const STRINGS = {
     leaveLobbyDetail: "Your seat is given up. You can join again with the link until the game starts.",
     leaveStandInDetail: "A computer plays for you until you come back: open the room's link again to take your seat back.",
     leaveTimeoutDetail: "Your moves time out at once until you come back: open the room's link again to take your seat back.",
+    leaveLastDetail: (time) =>
+      `You are the last player at the table: the game pauses, and nobody plays meanwhile, no computer either. Anyone who played in it can take their seat back within ${time} (the room's link, or "Your rooms" on the home screen) and play on; after that the game ends unfinished and stays in the room's games.`,
+    leavePracticeDetail: (time) =>
+      `The game pauses: the computer players wait for you. Take your seat back within ${time} ("Your rooms" on the home screen) to play on; after that the game ends unfinished.`,
+    leaveOverDetail: "The game is over and its result is kept. Your seat stays yours until the host starts the next game: take it back with the room's link to play in it.",
+    leaveOverLastDetail: "The game is over and its result is kept. You are the last player here: the room closes.",
+    waitTime: (hours) => (Number.isInteger(hours) ? `${hours} ${hours === 1 ? "hour" : "hours"}` : `${Math.max(1, Math.round(hours * 60))} minutes`),
     stopWatchingConfirm: "Stop watching this game?",
     removeBotConfirm: (name) => `Remove the computer player ${name}?`,
     kickConfirm: (name) => `Remove ${name} from the room?`,
@@ -297,6 +304,13 @@ const STRINGS = {
     leaveLobbyDetail: "Dein Platz wird frei. Mit dem Link kannst du wieder beitreten, bis das Spiel beginnt.",
     leaveStandInDetail: "Ein Computer spielt für dich, bis du zurückkommst: Öffne den Link des Raums wieder, um deinen Platz einzunehmen.",
     leaveTimeoutDetail: "Deine Züge laufen sofort ab, bis du zurückkommst: Öffne den Link des Raums wieder, um deinen Platz einzunehmen.",
+    leaveLastDetail: (time) =>
+      `Du bist der letzte Spieler am Tisch: Das Spiel wird angehalten, und so lange spielt niemand, auch kein Computer. Wer mitgespielt hat, kann innerhalb von ${time} seinen Platz wieder einnehmen (mit dem Link des Raums oder unter „Deine Räume“ auf der Startseite) und weiterspielen; danach endet das Spiel unvollendet und bleibt bei den Spielen des Raums.`,
+    leavePracticeDetail: (time) =>
+      `Das Spiel wird angehalten: Die Computer warten auf dich. Nimm deinen Platz innerhalb von ${time} wieder ein („Deine Räume“ auf der Startseite), um weiterzuspielen; danach endet das Spiel unvollendet.`,
+    leaveOverDetail: "Das Spiel ist vorbei, sein Ergebnis bleibt erhalten. Dein Platz bleibt dir, bis der Gastgeber das nächste Spiel startet: Nimm ihn mit dem Link des Raums wieder ein, um mitzuspielen.",
+    leaveOverLastDetail: "Das Spiel ist vorbei, sein Ergebnis bleibt erhalten. Du bist als Letzter hier: Der Raum wird geschlossen.",
+    waitTime: (hours) => (Number.isInteger(hours) ? `${hours} ${hours === 1 ? "Stunde" : "Stunden"}` : `${Math.max(1, Math.round(hours * 60))} Minuten`),
     stopWatchingConfirm: "Nicht mehr zuschauen?",
     removeBotConfirm: (name) => `Den Computerspieler ${name} entfernen?`,
     kickConfirm: (name) => `${name} aus dem Raum entfernen?`,

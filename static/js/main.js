@@ -7,7 +7,7 @@ import { eventLine } from "./lines.js";
 import { Net, forgetSession, saveSession, sessionFor } from "./net.js";
 import { SLOTS, actions, app, effects, hintMoment, mySeat, names, revealing } from "./state.js";
 import { fly, flightsFor, positions } from "./motion.js";
-import { renderAt, toast } from "./ui.js";
+import { leaveOutcome, renderAt, toast } from "./ui.js";
 import { homeScreen } from "./screens/home.js";
 import { lobbyScreen } from "./screens/lobby.js";
 import { checkDeck } from "./screens/results.js";
@@ -71,8 +71,9 @@ function onMessage(msg) {
       render();
       break;
     case "left": {
-      const phase = app.state?.room?.phase;
-      leaveRoom(null, Boolean(phase && phase !== "lobby" && app.state.you.seat !== null));
+      // The seat stays this player's during a game (the game waits for them if nobody else is there) and
+      // after it while others stay; given up in the lobby, and with the room when the last one goes.
+      leaveRoom(null, !["watch", "lobby", "overLast"].includes(leaveOutcome(app.state)));
       break;
     }
     case "room_closed":

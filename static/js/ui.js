@@ -163,16 +163,37 @@ export function confirmDialog(question, detail, confirm) {
   });
 }
 
-/** Leave, once the player knows what happens to their seat: given up in the lobby; during a game a
- * computer (the stand-in option) or the time-outs play it until they take it back. */
+/** What Leave does now, as the server will do it: "watch" (a spectator goes), "lobby" (the seat is given
+ * up); during a game "standIn" or "timeout" (other players stay: a computer, or the time-outs, play the seat),
+ * "last" or "practice" (nobody else is at the table: the game waits for the idle-game time); after it, "over"
+ * (others stay: the seat is kept until a rematch) or "overLast" (the room closes). */
+export function leaveOutcome(s) {
+  if (!s || s.you.seat === null) return "watch";
+  const { phase, seats, options } = s.room;
+  if (phase === "lobby") return "lobby";
+  const others = seats.filter((seat, i) => i !== s.you.seat && !seat.bot);
+  const othersStay = others.some((seat) => !seat.left);
+  if (phase === "game_over") return othersStay ? "over" : "overLast";
+  if (othersStay) return options.stand_in ? "standIn" : "timeout";
+  return others.length ? "last" : "practice";
+}
+
+/** Leave, once the player knows exactly what happens to their seat and the game (``leaveOutcome``). */
 export async function confirmLeave() {
-  const s = app.state;
-  const seated = s && s.you.seat !== null;
-  const inGame = s && s.room.phase !== "lobby";
-  let detail = null;
-  if (seated && !inGame) detail = t("leaveLobbyDetail");
-  else if (seated) detail = s.room.options.stand_in ? t("leaveStandInDetail") : t("leaveTimeoutDetail");
-  if (await confirmDialog(seated ? t("leaveConfirm") : t("stopWatchingConfirm"), detail, t("leave"))) actions.send({ type: "leave" });
+  const outcome = leaveOutcome(app.state);
+  const time = t("waitTime", app.welcome?.idle_game_hours ?? 24);
+  const detail = {
+    watch: null,
+    lobby: t("leaveLobbyDetail"),
+    standIn: t("leaveStandInDetail"),
+    timeout: t("leaveTimeoutDetail"),
+    last: t("leaveLastDetail", time),
+    practice: t("leavePracticeDetail", time),
+    over: t("leaveOverDetail"),
+    overLast: t("leaveOverLastDetail"),
+  }[outcome];
+  const title = outcome === "watch" ? t("stopWatchingConfirm") : t("leaveConfirm");
+  if (await confirmDialog(title, detail, t("leave"))) actions.send({ type: "leave" });
 }
 
 function toggleButton(key, text, pressed, toggle) {

@@ -1,5 +1,7 @@
 """A player who comes back to a game abandoned meanwhile (nobody was connected for CRISP_IDLE_GAME_HOURS)
-finds the room closed, and the page offers the game's record, which downloads."""
+finds the room closed, and the page offers the game's record, which downloads. Before that, the last player
+to leave a game is told that it waits for them that long (and the Leave question says exactly what happens in
+each case), and takes the seat back from the home screen."""
 
 from __future__ import annotations
 
@@ -7,12 +9,15 @@ import asyncio
 import concurrent.futures
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from crisp_server.client import CrispClient
+from tests.browser.harness import Bots, fits, join_and_play, open_page, watch
 from tests.e2e.procs import free_port, server_process
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
@@ -63,4 +68,122 @@ def test_the_record_of_a_game_abandoned_meanwhile_is_offered(browser: Browser, t
         assert record["format"] == "crisp-record/1"
         assert record["players"] == ["Ana", "Ben"]
         assert not errors, errors
+        context.close()
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Iterator[str]:
+    """A server whose games wait two hours for a player (the dialog says so), computer players acting at once."""
+    with server_process(tmp_path, {"CRISP_IDLE_GAME_HOURS": "2", "CRISP_BOT_PAUSE": "0"}) as (url, _proc):
+        yield url
+
+
+def _leave_question(page: Page) -> str:
+    """Tap Leave; the question's text (left open)."""
+    page.locator('[data-key="leave"]').click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    return dialog.inner_text()
+
+
+def _answer(page: Page, key: str) -> None:
+    page.get_by_role("dialog").locator(f'[data-key="{key}"]').click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+
+
+def _others_leave(bots: Bots) -> None:
+    for c in bots.clients:
+        bots.run(c.request({"type": "leave"}))
+
+
+def test_the_last_to_leave_is_told_the_game_waits_and_takes_the_seat_back_from_home(
+    browser: Browser, base: str, shots: Path
+) -> None:
+    """With stand-ins on: while others play, a computer plays for the one who leaves; the last one is told
+    that the game waits two hours, with no computer playing, for anyone to take a seat back."""
+    bots = Bots(base, ["Ana", "Ben"])
+    bots.run(bots.host.set_options(stand_in=30))
+    context, page = open_page(browser, 360, 640)
+    errors: list[str] = []
+    watch(page, errors)
+    try:
+        join_and_play(page, base, bots, "Me")
+        assert "A computer plays for you until you come back" in _leave_question(page)
+        _answer(page, "confirm-cancel")
+        _others_leave(bots)
+        expect(page.locator(".seat.stand-in")).to_have_count(2)  # computers play for Ana and Ben
+        question = _leave_question(page)
+        page.screenshot(path=str(shots / "leave-last-player.png"))
+        assert "You are the last player at the table: the game pauses" in question
+        assert "no computer either" in question
+        assert "take their seat back within 2 hours" in question
+        assert "after that the game ends unfinished" in question
+        assert fits(page) == []
+        _answer(page, "confirm-ok")
+        # The home screen's "Your rooms" takes the seat back: the game is there, and goes on.
+        expect(page.get_by_role("button", name="Take your seat back")).to_be_visible()
+        page.goto(base)
+        rooms = page.locator(".your-rooms")
+        expect(rooms).to_contain_text(bots.code)
+        rooms.get_by_role("button", name="Take your seat back").click()
+        expect(page.locator(".screen.table")).to_be_visible()
+        expect(page.locator(".my-name")).to_have_text("Me")
+        expect(page.locator(".phase-play")).to_be_visible()
+        expect(page.get_by_role("alert")).to_have_count(0)  # not "This room does not exist any more"
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_the_last_to_leave_is_told_so_in_german_and_takes_the_seat_back_from_the_link(
+    browser: Browser, base: str, shots: Path
+) -> None:
+    bots = Bots(base, ["Ana", "Ben"])
+    context, page = open_page(browser, 360, 640, locale="de-DE", dark=True)
+    errors: list[str] = []
+    watch(page, errors)
+    try:
+        join_and_play(page, base, bots, "Me")
+        assert "Deine Züge laufen sofort ab, bis du zurückkommst" in _leave_question(page)
+        _answer(page, "confirm-cancel")
+        _others_leave(bots)
+        expect(page.locator(".seat.gone")).to_have_count(2)
+        question = _leave_question(page)
+        page.screenshot(path=str(shots / "leave-last-player-de.png"))
+        assert "Du bist der letzte Spieler am Tisch: Das Spiel wird angehalten" in question
+        assert "innerhalb von 2 Stunden seinen Platz wieder einnehmen" in question
+        assert fits(page) == []
+        _answer(page, "confirm-ok")
+        page.get_by_role("button", name="Platz wieder einnehmen").click()
+        expect(page.locator(".phase-play")).to_be_visible()
+        expect(page.locator(".my-name")).to_have_text("Me")
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_leaving_a_practice_game_says_it_waits_and_the_seat_is_taken_back(
+    browser: Browser, base: str, shots: Path
+) -> None:
+    context, page = open_page(browser, 360, 640)
+    errors: list[str] = []
+    watch(page, errors)
+    try:
+        page.goto(base)
+        page.fill("#name", "Ana")
+        page.locator('[data-key="practice"]').click()
+        expect(page.locator(".phase-peek")).to_be_visible()
+        question = _leave_question(page)
+        page.screenshot(path=str(shots / "leave-practice.png"))
+        assert "The game pauses: the computer players wait for you" in question
+        assert "Take your seat back within 2 hours" in question
+        _answer(page, "confirm-ok")
+        page.goto(base)
+        page.locator(".your-rooms").get_by_role("button", name="Take your seat back").click()
+        expect(page.locator(".phase-peek")).to_be_visible()  # the peek starts again in full
+        expect(page.locator('[data-key="ready"]')).to_be_enabled()
+        assert not errors, errors
+    finally:
         context.close()

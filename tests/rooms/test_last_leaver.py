@@ -116,6 +116,8 @@ async def test_a_practice_game_left_waits_and_is_abandoned_after_the_idle_time(t
         await back.request({"type": "ping"})
         assert not room.paused
         assert back.phase == "peek", "the peek starts again in full"
+        assert back.state is not None
+        assert back.state["room"]["seats"][0]["ready"] is False, "back in the peek: the player may say ready again"
         assert back.you["hints"], "still a practice game"
 
         await back.request({"type": "leave"})
