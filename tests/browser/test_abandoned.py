@@ -187,3 +187,58 @@ def test_leaving_a_practice_game_says_it_waits_and_the_seat_is_taken_back(
         assert not errors, errors
     finally:
         context.close()
+
+
+#: A seat of the state's ``room.seats``: a person (``bot`` None) or a computer player, left or not.
+def _seat(name: str, *, left: bool = False, bot: str | None = None) -> dict[str, object]:
+    return {"name": name, "connected": not left, "left": left, "ready": False, "bot": bot, "stand_in": False}
+
+
+def test_the_leave_question_in_every_case(browser: Browser, base: str) -> None:
+    """Each case's outcome (as the server acts on Leave) and its words: watching, the lobby, others still
+    playing with or without stand-ins, the last player, a practice game, and after the game's end."""
+    me = _seat("Me")
+    cases = [
+        ("watch", None, "lobby", [_seat("Ana")], None),
+        ("lobby", 0, "lobby", [me, _seat("Ana")], None),
+        ("standIn", 0, "play", [me, _seat("Ana"), _seat("Ben", left=True)], 30),
+        ("timeout", 0, "peek", [me, _seat("Ana"), _seat("Ada", bot="easy")], None),
+        ("last", 0, "round_over", [me, _seat("Ana", left=True), _seat("Ada", bot="easy")], 30),
+        ("practice", 0, "play", [me, _seat("Ada", bot="easy"), _seat("Alan", bot="hard")], None),
+        ("over", 0, "game_over", [me, _seat("Ana")], None),
+        ("overLast", 0, "game_over", [me, _seat("Ana", left=True), _seat("Ada", bot="easy")], None),
+    ]
+    context, page = open_page(browser, 360, 640)
+    try:
+        page.goto(base)
+        expect(page.locator(".home")).to_be_visible()
+        for expected, seat, phase, seats, stand_in in cases:
+            state = {"you": {"seat": seat}, "room": {"phase": phase, "seats": seats, "options": {"stand_in": stand_in}}}
+            outcome = page.evaluate(
+                "async (s) => (await import('/js/ui.js')).leaveOutcome(s)",
+                state,
+            )
+            assert outcome == expected, (expected, state)
+        texts = page.evaluate(
+            """async () => {
+              const { t, setLang } = await import('/js/i18n.js');
+              const out = {};
+              for (const lang of ['en', 'de']) {
+                setLang(lang);
+                out[lang] = [t('leaveOverDetail'), t('leaveOverLastDetail'), t('waitTime', 1), t('waitTime', 0.5)];
+              }
+              setLang('en');
+              return out;
+            }"""
+        )
+        assert texts["en"] == [
+            "The game is over and its result is kept. Your seat stays yours until the host starts the next game: "
+            "take it back with the room's link to play in it.",
+            "The game is over and its result is kept. You are the last player here: the room closes.",
+            "1 hour",
+            "30 minutes",
+        ]
+        assert texts["de"][1].endswith("Du bist als Letzter hier: Der Raum wird geschlossen.")
+        assert texts["de"][2:] == ["1 Stunde", "30 Minuten"]
+    finally:
+        context.close()
