@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 from crisp_server.client import CrispClient
 from crisp_server.store.models import GameRow, RoomRow
 from crisp_server.web import app as app_module
+from tests.databases import BACKENDS, database
 from tests.web.harness import Harness, running_server
 
 HOUR = 3_600_000
@@ -148,9 +149,15 @@ async def _strand(server: Harness, code: str, clients: list[CrispClient], closed
         await session.execute(update(RoomRow).where(RoomRow.id == room.room_id).values(closed_at=closed))
 
 
-async def test_a_game_left_running_in_a_closed_room_ends_abandoned_at_the_next_start(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_a_game_left_running_in_a_closed_room_ends_abandoned_at_the_next_start(kind: str, tmp_path: Path) -> None:
+    with database(kind, tmp_path) as url:
+        await _stranded_at_start(url)
+
+
+async def _stranded_at_start(url: str) -> None:
     closed = datetime.now(UTC) - timedelta(hours=2)
-    async with running_server(persist=True, data_dir=tmp_path) as server:
+    async with running_server(persist=True, database_url=url) as server:
         code, (ana, ben) = await server.table(["Ana", "Ben"])
         mover = ana if ana.my_turn() else ben
         await mover.draw()
@@ -159,13 +166,14 @@ async def test_a_game_left_running_in_a_closed_room_ends_abandoned_at_the_next_s
         assert token is not None
         await _strand(server, code, [ana, ben], closed)
 
-    async with running_server(persist=True, data_dir=tmp_path) as server:
+    async with running_server(persist=True, database_url=url) as server:
         assert server.app.state.registry.get(code) is None, "a closed room is not rebuilt"
         async with server.app.state.store.sessions() as session:
             game = (await session.scalars(select(GameRow))).one()
         assert game.abandoned
         assert game.finished_at is not None
-        assert abs(game.finished_at.replace(tzinfo=UTC) - closed) < timedelta(seconds=1), "as of its room's close"
+        finished = game.finished_at if game.finished_at.tzinfo else game.finished_at.replace(tzinfo=UTC)
+        assert abs(finished - closed) < timedelta(seconds=1), "as of its room's close"
         async with httpx.AsyncClient(base_url=server.http) as http:
             games = (await http.get(f"/api/rooms/{code}/games")).json()
             assert [(g["id"], g["abandoned"], g["totals"], g["winners"]) for g in games] == [
