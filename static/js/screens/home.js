@@ -86,7 +86,8 @@ function linkCard(code, mine) {
   const busy = app.busy;
   let body;
   if (mine) {
-    // This device holds a seat here that its player left: a computer or the time-outs play it meanwhile.
+    // This device holds a seat here that its player left: a computer or the time-outs play it meanwhile, or
+    // the game waits for its players (everyone left).
     body = [
       h("p", { class: "late" }, t("seatHeld")),
       h(
