@@ -181,7 +181,7 @@ export function leaveOutcome(s) {
 /** Leave, once the player knows exactly what happens to their seat and the game (``leaveOutcome``). */
 export async function confirmLeave() {
   const outcome = leaveOutcome(app.state);
-  const time = t("waitTime", app.welcome?.idle_game_hours ?? 24);
+  const time = t("waitTime", app.welcome?.idle_game_hours); // the server's CRISP_IDLE_GAME_HOURS
   const detail = {
     watch: null,
     lobby: t("leaveLobbyDetail"),
