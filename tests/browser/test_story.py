@@ -421,3 +421,41 @@ def test_your_rooms_offers_to_join_again_once_a_rematch_dropped_the_seat(
     finally:
         context.close()
         bots.close()
+
+
+def test_your_rooms_drops_a_room_that_closed(browser: Browser, base: str) -> None:
+    """A room this device kept a seat in has closed (its only player left): the server says so, and "Your
+    rooms" forgets it; a seat still held stays, with its way back."""
+    bots = Bots(base, ["Ana", "Ben"])
+    context, page = open_page(browser, 360, 640)
+    errors: list[str] = []
+    watch(page, errors)
+
+    async def closed_room() -> tuple[str, str]:
+        async with CrispClient.connect(bots.url) as olga:
+            code = await olga.create("Olga")
+            assert olga.token is not None
+            token = olga.token
+            await olga.request({"type": "leave"})
+        return code, token
+
+    try:
+        code, token = bots.run(closed_room())
+        ben = bots.clients[1]
+        sessions = [
+            {"room": code, "token": token, "name": "Olga", "left": False},
+            {"room": bots.code, "token": ben.token, "name": "Ben", "left": False},
+        ]
+        page.goto(base + "/rules-unknown-path")  # any page of the origin, for its localStorage
+        page.evaluate("s => localStorage.setItem('crisp.sessions', JSON.stringify(s))", sessions)
+        page.goto(base)
+        rows = page.locator(".your-rooms li")
+        expect(rows).to_have_count(1)
+        expect(rows).to_contain_text(bots.code)
+        expect(rows.get_by_role("button", name="Back to the table")).to_be_visible()
+        kept = page.evaluate("JSON.parse(localStorage.getItem('crisp.sessions')).map((s) => s.room)")
+        assert kept == [bots.code]
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()

@@ -4,7 +4,7 @@
 
 import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
-import { recentGames } from "../games.js";
+import { recentGames, rememberGames } from "../games.js";
 import { forgetSession, loadSessions } from "../net.js";
 import { actions, app } from "../state.js";
 import { LEVELS, askName, goneGamesPanel, nameField, topButtons } from "../ui.js";
@@ -21,10 +21,10 @@ function resumeSeat(session) {
 const SEAT_CHECK_MS = 30000;
 
 /** What the server says of the seat `session` holds (`GET /api/rooms/{code}/seat`): {held, seat, left, phase,
- * joinable}, or null while unknown (not asked yet, offline). Asked once in a while; a room that is gone is
- * forgotten, as a resume that finds no room forgets it. */
+ * joinable}, or null while unknown (not asked yet, offline). Asked once in a while; a room that closed is
+ * forgotten, as a resume that finds no room forgets it, and its games are kept. */
 function seatCheck(session) {
-  const known = app.seats[session.room];
+  const known = app.seatChecks[session.room];
   const fresh = known && known.token === session.token && performance.now() - known.at < SEAT_CHECK_MS;
   if (!fresh && !known?.asking) askSeat(session);
   return known && known.token === session.token ? known.answer : null;
@@ -32,8 +32,8 @@ function seatCheck(session) {
 
 async function askSeat(session) {
   const { room, token } = session;
-  const previous = app.seats[room]?.token === token ? app.seats[room].answer : null;
-  app.seats[room] = { token, at: performance.now(), answer: previous, asking: true };
+  const previous = app.seatChecks[room]?.token === token ? app.seatChecks[room].answer : null;
+  app.seatChecks[room] = { token, at: performance.now(), answer: previous, asking: true };
   let answer = previous;
   try {
     const response = await fetch(`/api/rooms/${encodeURIComponent(room)}/seat`, {
@@ -41,8 +41,10 @@ async function askSeat(session) {
       signal: AbortSignal.timeout?.(3000),
     });
     if (response.status === 404) {
+      // The room closed: its seat goes from the list, and its ended games join this device's finished games.
       forgetSession(room);
-      delete app.seats[room];
+      delete app.seatChecks[room];
+      await keepGames(session);
       actions.render();
       return;
     }
@@ -50,8 +52,18 @@ async function askSeat(session) {
   } catch {
     /* offline or slow: the list offers what it knew */
   }
-  app.seats[room] = { token, at: performance.now(), answer, asking: false };
+  app.seatChecks[room] = { token, at: performance.now(), answer, asking: false };
   if (answer !== previous && app.screen === "home") actions.render();
+}
+
+/** The ended games of a room that closed, kept with the seat's token so that their replays stay readable. */
+async function keepGames(session) {
+  try {
+    const response = await fetch(`/api/rooms/${encodeURIComponent(session.room)}/games`);
+    if (response.ok) rememberGames(session.room, await response.json(), session.name, session.token);
+  } catch {
+    /* offline: nothing more to keep */
+  }
 }
 
 /** Join the lobby of a room whose seat a rematch dropped, with the name the seat had (else the one typed). */
