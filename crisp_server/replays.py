@@ -2,9 +2,11 @@
 
 "Everything open" (``seat`` ``None``) shows every card and every event. A seat's point of view shows what
 that player knew at each step, and nothing else: its events are the ones the live protocol sent it, and the
-cards face up in ``hands`` are the ones a :class:`~crisp_server.bots.memory.Memory` fed, step by step, the
-very updates a client in that seat got knows exactly, at the position it knows (a second implementation of
-knowledge would be a second chance to leak). At a round's end every hand is public.
+cards face up in ``hands`` (and the held card in ``drawn_card``) are the ones a
+:class:`~crisp_server.bots.memory.Memory` fed, step by step, the very updates a client in that seat got can
+name, at the position it knows (:meth:`~crisp_server.bots.memory.Memory.deduced`: what it saw, and what
+follows from it by elimination; a second implementation of knowledge would be a second chance to leak). At a
+round's end every hand is public.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import orjson
 from crisp_server.bots.memory import Memory
 from crisp_server.engine import Game, Record, Timed, event_to_dict, parse_record, replay_steps
 from crisp_server.engine.record import action_to_dict
-from crisp_server.engine.views import drawn_card, seat_update, table_view
+from crisp_server.engine.views import seat_update, table_view
 
 FORMAT: Final = "crisp-replay/1"
 
@@ -53,6 +55,7 @@ def build_replay(
             update = seat_update(game, seat, step.events, dicts, table)
             memory.observe(update)
             events = update["events"]
+        hands, held = _seen(game, memory)
         steps.append(
             {
                 "kind": step.kind,
@@ -62,8 +65,8 @@ def build_replay(
                 "rejected": step.rejected,
                 "events": events,
                 "table": table,
-                "drawn_card": _drawn_card(game, seat),
-                "hands": _hands(game, memory),
+                "drawn_card": held,
+                "hands": hands,
             }
         )
     return {
@@ -103,20 +106,13 @@ def _action(timed: Timed) -> dict[str, Any]:
     return out
 
 
-def _drawn_card(game: Game, seat: int | None) -> str | None:
-    """The card the player to move holds, if this point of view may see it: everything open always; a seat its
-    own draw-pile card only (one taken from the discard pile is public anyway: it is in the table's ``drawn``)."""
-    if seat is not None:
-        return drawn_card(game, seat)
-    r = game.round
-    return r.drawn if r is not None and not r.ended else None
-
-
-def _hands(game: Game, memory: Memory | None) -> list[list[str | None]]:
-    """Per seat and slot the card face up in this point of view: the true hands when everything is open or the
-    round has ended, else the cards the seat's memory knows exactly where they lie."""
+def _seen(game: Game, memory: Memory | None) -> tuple[list[list[str | None]], str | None]:
+    """Per seat and slot the card face up in this point of view, and the card the player to move holds if this
+    point of view may see it: the truth when everything is open (the held card until the round ends; at its
+    end the hands are public to all), else what the seat's memory can name where it lies."""
     r = game.round
     assert r is not None
     if memory is None or r.ended:
-        return [list(h) for h in r.hands]
-    return [[info.card for info in hand] for hand in memory.hands]
+        held = r.drawn if memory is None and not r.ended else None
+        return [list(h) for h in r.hands], held
+    return memory.deduced()

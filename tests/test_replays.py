@@ -4,8 +4,9 @@ Random games (2-8 players, every option, with time-outs, rejected actions and se
 from every point of view, and every step is checked against the engine's true state and against
 :class:`Sight`, a small model of who knows which card where, kept here from the engine's true events alone
 (separately from ``crisp_server.bots.memory``, which the replays use): a card shown to a seat, what a swap,
-a Queen or a draw from the discard pile moved, and the draw pile's order once the discard pile was turned
-over. A card is face up in a seat's view exactly when the model says that seat knows it there.
+a Queen or a draw from the discard pile moved, the draw pile's order once the discard pile was turned
+over, and what follows by elimination (:meth:`Sight.named`). A card is face up in a seat's view exactly when
+the model says that seat can name it there.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ import orjson
 import pytest
 
 from crisp_server.engine import (
+    FULL_DECK,
     Event,
     Game,
     Options,
     Record,
     RecordRound,
     Resume,
+    Round,
     Source,
     Timed,
     event_to_dict,
@@ -110,6 +113,9 @@ class Sight:
         self.seen: list[set[str]] = [set() for _ in range(n)]
         self.discard: list[str] = []
         self.pile: list[str] | None = None  # the draw pile, top last, once it is the turned-over discard pile
+        # A slot whose card was kept from the draw pile holds no J, Q or K (they may not be swapped in): public.
+        self.plain: list[list[bool]] = [[False] * 3 for _ in range(n)]
+        self.source: Source | None = None  # where the card held was drawn from
 
     def public(self, *cards: str) -> None:
         for seen in self.seen:
@@ -127,6 +133,7 @@ class Sight:
             else:
                 self.at[v][v][event.slot] = event.card
         elif isinstance(event, Drew):
+            self.source = event.source
             card = event.card if event.source is Source.DISCARD else self.pile.pop() if self.pile else None
             if event.source is Source.DISCARD:
                 assert self.discard.pop() == card
@@ -140,6 +147,7 @@ class Sight:
             self.discard.append(event.discarded)
             for v in everyone:
                 self.at[v][event.seat][event.slot] = event.card or self.held[v]
+            self.plain[event.seat][event.slot] = self.source is Source.DECK
             self.held = [None] * self.n
         elif isinstance(event, Discarded | JackUsed | KingUsed):
             self.public(event.card)
@@ -149,9 +157,10 @@ class Sight:
             self.public(event.card)
             self.discard.append(event.card)
             a, b = (event.seat, event.slot), (event.target, event.target_slot)
-            for v in everyone:
-                hands = self.at[v]
+            for hands in self.at:
                 hands[a[0]][a[1]], hands[b[0]][b[1]] = hands[b[0]][b[1]], hands[a[0]][a[1]]
+            plain = self.plain
+            plain[a[0]][a[1]], plain[b[0]][b[1]] = plain[b[0]][b[1]], plain[a[0]][a[1]]
             self.held = [None] * self.n
         elif isinstance(event, TimedOut):
             if event.drew_for_player and self.pile:
@@ -159,6 +168,40 @@ class Sight:
             self.public(event.discarded)
             self.discard.append(event.discarded)
             self.held = [None] * self.n
+
+    def named(self, v: int, r: Round) -> tuple[list[list[str | None]], str | None]:
+        """What seat ``v`` can name at this moment of round ``r`` (used for its shape only: the draw pile's
+        size, whether a card is held): the cards it knows where they lie, and each card that is the only one
+        that can lie in its place, trying every unlocated card in every place whose card ``v`` does not know.
+        A card fits a place if the others can still be placed: no J, Q or K in a plain slot, so the face
+        cards left over must not outnumber the places left that may hold one."""
+        hands = [list(h) for h in self.at[v]]
+        held = self.held[v]
+        located = {c for h in hands for c in h if c is not None} | set(self.discard) | set(self.pile or ())
+        if held is not None:
+            located.add(held)
+        unplaced = [c for c in FULL_DECK if c not in located]
+        places: list[tuple[str, int, int, bool]] = [
+            ("slot", s, i, self.plain[s][i]) for s in range(self.n) for i in range(3) if hands[s][i] is None
+        ]
+        if r.drawn is not None and held is None:
+            places.append(("held", 0, 0, False))
+        if self.pile is None:
+            places += [("pile", k, 0, False) for k in range(len(r.draw_pile))]
+        assert len(places) == len(unplaced), "every card is somewhere"
+        faces = sum(c[0] in "JQK" for c in unplaced)
+        open_places = sum(not plain for *_, plain in places)
+        for kind, s, i, plain in places:
+            fits = [
+                c
+                for c in unplaced
+                if not (plain and c[0] in "JQK") and faces - (c[0] in "JQK") <= open_places - (not plain)
+            ]
+            if len(fits) == 1 and kind == "slot":
+                hands[s][i] = fits[0]
+            elif len(fits) == 1 and kind == "held":
+                held = fits[0]
+        return hands, held
 
 
 def check_game(record: Record, final: Game | None, tally: Counter[str], played: list[Event] | None = None) -> None:
@@ -206,20 +249,33 @@ def check_game(record: Record, final: Game | None, tally: Counter[str], played: 
             )
             if r.ended:
                 assert mine["hands"] == true_hands
+            named: set[str] = set()
+            if r.ended:
+                assert mine["hands"] == true_hands
+                assert mine["drawn_card"] is None
             else:
-                assert mine["hands"] == sight.at[v], (index, v, step.kind)
+                hands, held = sight.named(v, r)
+                assert (mine["hands"], mine["drawn_card"]) == (hands, held), (index, v, step.kind)
                 for s, i in itertools.product(range(n), range(3)):
                     card = mine["hands"][s][i]
                     if card is not None:
                         assert card == true_hands[s][i]
-                        assert card in sight.seen[v]
+                        if card not in sight.seen[v]:
+                            named.add(card)
+                            tally["by_elimination"] += 1
                         tally["known_other" if s != v else "known_own"] += 1
-            # Its own draw-pile card only; never another seat's.
-            if mine["drawn_card"] is not None:
-                assert r.turn == v
-                assert mine["drawn_card"] == r.drawn == sight.held[v]
-            # No card anywhere in the step that this seat had not seen (or that was not public by then).
-            allowed = sight.seen[v] | ({c for h in true_hands for c in h} if r.ended else set())
+                # The card held, whoever holds it, if this seat can name it (its own, or drawn from a pile
+                # whose order it saw, or one that lay face up on the discard pile, or by elimination).
+                if held is not None:
+                    assert held == r.drawn
+                    if held not in sight.seen[v]:
+                        named.add(held)
+                        tally["held_by_elimination"] += 1
+                    if r.turn != v and r.drawn_from is Source.DECK:
+                        tally["held_of_another"] += 1
+            # No card anywhere in the step that this seat had not seen (or that was not public by then), but for
+            # the ones it can name by elimination.
+            allowed = sight.seen[v] | named | ({c for h in true_hands for c in h} if r.ended else set())
             assert card_codes(mine) <= allowed, (index, v, card_codes(mine) - allowed)
     assert len(views[None]["steps"]) == index + 1
     if played is not None:
@@ -238,10 +294,12 @@ def test_every_step_of_every_point_of_view_shows_only_what_the_seat_knew(players
         final, record = random_record(players, options, rng, PATIENT if k % 2 else HASTY, played)
         check_game(record, final, tally, played)
     # The games went through everything a replay must show.
-    for kind in ("deal", "action", "clock", "resume", "end", "rejected", "known_own", "known_other"):
+    for kind in ("deal", "action", "clock", "resume", "end", "rejected", "known_own", "known_other", "held_of_another"):
         assert tally[kind] > 0, kind
     for kind in ("pile_turned", "queen_used", "jack_used", "king_used", "timed_out", "window_closed", "drew"):
         assert tally[kind] > 0, kind
+    # Cards named by what follows from the rest (a turned-over pile, every other card located).
+    assert tally["by_elimination"] > 0
 
 
 @pytest.mark.parametrize("seed", range(6))

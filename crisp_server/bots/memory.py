@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from crisp_server.engine.cards import FULL_DECK, VALUES
+from crisp_server.engine.cards import FACE_RANKS, FULL_DECK, VALUES
 
 SLOTS: Final = ("left", "middle", "right")
 LEFT, MIDDLE, RIGHT = 0, 1, 2
@@ -50,16 +50,27 @@ def value(card: str) -> int:
 class SlotInfo:
     """What this seat knows about one card position: ``card`` if known exactly, else ``floor`` and ``bound``:
     the card's value is believed to lie between them. ``owner_knows``: the slot's owner has seen the card there.
-    ``learned``: this seat's own move count when it last learned the card (forgetful levels use it)."""
+    ``learned``: this seat's own move count when it last learned the card (forgetful levels use it).
+    ``plain``: the card is surely not a J, Q or K (it was kept from the draw pile, where the rules let no
+    face card be swapped in): a fact, not an inference."""
 
-    __slots__ = ("bound", "card", "floor", "learned", "owner_knows")
+    __slots__ = ("bound", "card", "floor", "learned", "owner_knows", "plain")
 
-    def __init__(self, card: str | None = None, bound: int = TOP, owner_knows: bool = False, learned: int = 0) -> None:
+    def __init__(
+        self,
+        card: str | None = None,
+        bound: int = TOP,
+        owner_knows: bool = False,
+        learned: int = 0,
+        *,
+        plain: bool = False,
+    ) -> None:
         self.card = card
         self.bound = bound
         self.floor = 1
         self.owner_knows = owner_knows
         self.learned = learned
+        self.plain = plain
 
     def __repr__(self) -> str:
         return f"SlotInfo({self.card!r}, bound={self.bound}, owner_knows={self.owner_knows})"
@@ -197,6 +208,60 @@ class Memory:
             seen.add(self.drawn)
         return self.pool(seen)
 
+    def held(self) -> str | None:
+        """The card the player to move holds, when this seat knows it: its own, one taken from the discard
+        pile, one drawn from a draw pile whose order it knows."""
+        if self.drawn is not None:
+            return self.drawn
+        if self._pending is not None:
+            return self._pending
+        r = self.round
+        drawn = r.get("drawn") if r is not None else None
+        card: str | None = drawn.get("card") if drawn is not None else None
+        return card
+
+    def deduced(self) -> tuple[list[list[str | None]], str | None]:
+        """Per seat and slot the card this seat can name, and the card the player to move holds if it can name
+        it: what it knows (:attr:`hands`, :meth:`held`), and what follows from it by elimination.
+
+        Every card of the deck is somewhere: a card this seat has not located lies in one of the places whose
+        card it does not know (a slot, the held card, a card of a draw pile whose order it does not know).
+        Some slots surely hold no face card (``plain``); every other place may hold any. A place's card is
+        determined when one card alone can lie there in every way of putting the unlocated cards in those
+        places: a plain slot when one unlocated card is not a face card and the face cards fill the other
+        places exactly; another place when it is the only such place and one face card is unlocated, or
+        when it is the only place left and so is the card."""
+        hands: list[list[str | None]] = [[info.card for info in hand] for hand in self.hands]
+        held = self.held()
+        r = self.round
+        if r is None or r.get("ended"):
+            return hands, held
+        located = self.located()
+        if held is not None:
+            located.add(held)
+        unseen = [c for c in FULL_DECK if c not in located]
+        faces = [c for c in unseen if c[0] in FACE_RANKS]
+        others = [c for c in unseen if c[0] not in FACE_RANKS]
+        unknown = [(s, i, x.plain) for s, hand in enumerate(self.hands) for i, x in enumerate(hand) if x.card is None]
+        plain = [(s, i) for s, i, kept in unknown if kept]
+        other = [(s, i) for s, i, kept in unknown if not kept]
+        holding = r.get("drawn") is not None and held is None  # a card held that this seat does not know
+        pile = 0 if self.known_pile is not None else int(r["draw_pile"])
+        anywhere = len(other) + holding + pile  # the places that may hold a face card
+        if anywhere + len(plain) != len(unseen):
+            return hands, held  # not a view this memory followed from its deal: nothing to deduce
+        if len(plain) == 1 and len(others) == 1 and anywhere == len(faces):
+            s, i = plain[0]
+            hands[s][i] = others[0]
+        if anywhere == 1 and (len(faces) == 1 or (not faces and not plain)):
+            card = faces[0] if faces else others[0]
+            if other:
+                s, i = other[0]
+                hands[s][i] = card
+            elif holding:
+                held = card
+        return hands, held
+
     def next_draw(self) -> str | None:
         """The top of the draw pile when this seat knows it (after a turn-over), else ``None``."""
         if self.known_pile:
@@ -324,7 +389,7 @@ class Memory:
         else:
             # A draw-pile card kept: a sensible player keeps it only if it beats what the slot held.
             bound = max(1, value(discarded) - 1) if old.owner_knows else BLIND_KEEP_BOUND
-            new = SlotInfo(None, bound, True, self.moves)
+            new = SlotInfo(None, bound, True, self.moves, plain=True)  # kept from the draw pile: no face card
         self.hands[seat][slot] = new
         self._end_move(seat)
 

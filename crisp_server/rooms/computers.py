@@ -139,6 +139,14 @@ class Computers(Seating):
             seat.away_since = None
         super()._rematch()
 
+    def _claim_seat(self, conn: SeatDriver, token: str) -> Seat:
+        seat = super()._claim_seat(conn, token)
+        if seat.memory is not None:
+            # The page starts again from the state it is now sent (a reload, a reconnect): the updates sent to
+            # its old connection may never have been read, so hints forget them too (docs/computer-players.md).
+            seat.memory = Memory()
+        return seat
+
     # -- stand-ins -------------------------------------------------------------------------------------
 
     def _stand_in_at(self, seat: Seat) -> int | None:

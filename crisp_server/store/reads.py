@@ -144,6 +144,19 @@ class Reads:
             ).all()
             return RoomSummary(room.id, room.code, room.link, room.phase, list(names))
 
+    async def room_seats(self, room_id: str) -> list[tuple[str, bool]]:
+        """An open room's seats as last committed, in seat order: each one's token hash and whether its player
+        left during a game (a room another node of the cluster runs)."""
+        async with self.sessions() as session:
+            rows = (
+                await session.execute(
+                    select(SeatRow.token_hash, SeatRow.left)
+                    .where(SeatRow.room_id == room_id)
+                    .order_by(SeatRow.position)
+                )
+            ).all()
+            return [(token_hash, bool(left)) for token_hash, left in rows]
+
     async def last_room_id(self, code: str) -> str | None:
         """The id of the newest room with this code, closed or not (a code is unique among open rooms only)."""
         async with self.sessions() as session:

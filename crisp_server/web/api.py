@@ -55,6 +55,23 @@ class RoomInfo(_Body):
     watchable: bool = Field(description="always true: `watch` is accepted in every phase, the lobby included")
 
 
+class SeatCheck(_Body):
+    """Whether a seat token still holds a seat in the room, and what the device may do there: take the seat
+    back, or join the lobby again once a rematch dropped it. Nothing about any other seat."""
+
+    held: bool = Field(
+        description="the token holds a seat in this room; false: it holds none (the seat was given up, dropped "
+        "by a rematch, the player was removed, or no seat of this room ever had the token)"
+    )
+    seat: int | None = Field(description="the seat the token holds (its index in seat order), or `null`")
+    left: bool = Field(
+        description="the token's player tapped Leave during a game: the seat is kept, `resume` takes it back "
+        "(false when `held` is false)"
+    )
+    phase: Literal["lobby", "peek", "play", "round_over", "game_over"]
+    joinable: bool = Field(description="a lobby with a free seat: `join` will be accepted")
+
+
 class PastGame(_Body):
     """An ended game of a room: won, or abandoned (no player came back for ``CRISP_IDLE_GAME_HOURS``)."""
 
@@ -159,6 +176,12 @@ ROOM_LOOKUP: Final[dict[int | str, dict[str, Any]]] = {
 ROOM_STANDINGS: Final[dict[int | str, dict[str, Any]]] = {
     **ROOM_LOOKUP,
     422: _error("The code is not a room code: 6 characters of ACDEFGHJKMNPQRTUVWXY34679 (any case)."),
+}
+
+#: A room's seat checked with the device's token (``Authorization: Bearer``).
+SEAT_CHECK: Final[dict[int | str, dict[str, Any]]] = {
+    401: _error("No bearer token: send the seat token as `Authorization: Bearer <token>`."),
+    **ROOM_LOOKUP,
 }
 
 QR_SVG: Final[dict[int | str, dict[str, Any]]] = {

@@ -18,6 +18,8 @@ const STRINGS = {
     orJoinCode: "Or join a room with its code",
     yourRooms: "Your rooms",
     youLeft: "you left",
+    seatGoneShort: "your seat is gone",
+    joinAgain: "Join again",
     backToTable: "Back to the table",
     seatGone: "Your seat in that room is gone: its game ended, or a new one started without it.",
     leaveLobbyDetail: "Your seat is given up. You can join again with the link until the game starts.",
@@ -238,7 +240,8 @@ const STRINGS = {
     povAll: "Everything open",
     povSeat: (n) => `What ${n} knew`,
     replayDealt: (k, dealer) => `Round ${k}: ${dealer} dealt. Everyone looks at two cards.`,
-    replaySaw: (n, slot, c) => `${n} looked at their ${slot} card: ${c}.`,
+    replaySaw: (n, slot, c) => `${n} looked at their own ${slot} card: ${c}.`,
+    replaySawYou: (slot, c) => `You looked at your ${slot} card: ${c}.`,
     replayWindowClosed: (n) => `${n} did not call Crisp.`,
     replayGameOver: (names, k) => (k === 1 ? `The game is over: ${names} won.` : `The game is over: ${names} share the win.`),
     replayPoints: (list) => `Points this round: ${list}.`,
@@ -299,6 +302,8 @@ const STRINGS = {
     orJoinCode: "Oder einem Raum mit seinem Code beitreten",
     yourRooms: "Deine Räume",
     youLeft: "verlassen",
+    seatGoneShort: "dein Platz ist weg",
+    joinAgain: "Wieder beitreten",
     backToTable: "Zurück an den Tisch",
     seatGone: "Dein Platz in diesem Raum ist weg: Das Spiel ist vorbei, oder ein neues hat ohne dich begonnen.",
     leaveLobbyDetail: "Dein Platz wird frei. Mit dem Link kannst du wieder beitreten, bis das Spiel beginnt.",
@@ -520,7 +525,8 @@ const STRINGS = {
     povAll: "Alles offen",
     povSeat: (n) => `Was ${n} wusste`,
     replayDealt: (k, dealer) => `Runde ${k}: ${dealer} hat gegeben. Alle schauen sich zwei Karten an.`,
-    replaySaw: (n, slot, c) => `${n} hat sich die ${slot} Karte angesehen: ${c}.`,
+    replaySaw: (n, slot, c) => `${n} hat sich die eigene ${slot} Karte angesehen: ${c}.`,
+    replaySawYou: (slot, c) => `Du hast dir deine ${slot} Karte angesehen: ${c}.`,
     replayWindowClosed: (n) => `${n} hat nicht Crisp gerufen.`,
     replayGameOver: (names, k) => (k === 1 ? `Das Spiel ist vorbei: ${names} hat gewonnen.` : `Das Spiel ist vorbei: ${names} teilen sich den Sieg.`),
     replayPoints: (list) => `Punkte dieser Runde: ${list}.`,
@@ -613,6 +619,19 @@ export function t(key, ...args) {
 export function ev(key, ...args) {
   const fn = STRINGS[lang].ev[key] ?? STRINGS.en.ev[key];
   return typeof fn === "function" ? fn(...args) : fn;
+}
+
+/** Names in a sentence, joined as the language joins them: "Ana and Ben", "Ana, Ben, and Cem" / "Ana und
+ * Ben", "Ana, Ben und Cem". */
+export function listOf(items) {
+  const list = items.map(String);
+  try {
+    return new Intl.ListFormat(lang, { style: "long", type: "conjunction" }).format(list);
+  } catch {
+    // A browser without Intl.ListFormat: the last two joined by the language's "and".
+    const and = lang === "de" ? " und " : " and ";
+    return list.length < 2 ? list.join("") : `${list.slice(0, -1).join(", ")}${and}${list[list.length - 1]}`;
+  }
 }
 
 /** A card's spoken name, e.g. "7 of hearts" / "Herz 7". */

@@ -2,7 +2,7 @@
 // the table) and the replay (each step told). Your own moves read in the second person ("You discarded
 // ..."): the same words under another key.
 
-import { cardName, ev, levelName, slotName, t } from "./i18n.js";
+import { cardName, ev, levelName, listOf, slotName, t } from "./i18n.js";
 
 /** The sentence for event `e` seen by seat `me` (null: a spectator, or a replay told in the third person),
  * with `who(seat)` the players' names now and `whoBefore(seat)` their names before the event (a player who
@@ -54,20 +54,23 @@ export function eventLine(e, me, who, whoBefore = who) {
 }
 
 /** What a replay adds to the live sentences: the deal, the peeks, a Crisp window that closed and the game's
- * end. */
-export function replayLine(e, who) {
+ * end. `me`: the seat told in the second person ("You looked at your left card"), the watcher's own in the
+ * replay of their own point of view; null: everyone in the third person. */
+export function replayLine(e, who, me = null) {
   switch (e.type) {
     case "round_started":
       return t("replayDealt", e.round + 1, who(e.dealer));
     case "card_shown":
-      return e.slot ? t("replaySaw", who(e.seat), slotName(e.slot), cardName(e.card)) : null;
+      if (!e.slot) return null;
+      if (e.seat === me && me !== null) return t("replaySawYou", slotName(e.slot), cardName(e.card));
+      return t("replaySaw", who(e.seat), slotName(e.slot), cardName(e.card));
     case "window_opened":
       return null; // the table's prompt says it: "Ana may call Crisp"
     case "window_closed":
       return t("replayWindowClosed", who(e.seat));
     case "game_ended":
-      return t("replayGameOver", e.winners.map((s) => who(s)).join(", "), e.winners.length);
+      return t("replayGameOver", listOf(e.winners.map((s) => who(s))), e.winners.length);
     default:
-      return eventLine(e, null, who);
+      return eventLine(e, me, who);
   }
 }

@@ -30,6 +30,7 @@ export const app = {
   history: null, // {code, games} of the room's finished games
   standings: null, // {code, games, abandoned, players} of the room's ended games (standings.js)
   gone: null, // {room, token, games} of the room this device had a seat in, found closed
+  seatChecks: {}, // room -> {token, at, answer, asking}: what the server said of this device's seat there (home.js)
   newBotLevel: "normal", // the level the host's next computer player gets
   hint: null, // {move, text, moment}: the hint shown for this moment of the game (see hintMoment)
   hintAsked: null, // the moment a hint was asked for, until the answer comes

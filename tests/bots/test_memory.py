@@ -12,9 +12,10 @@ import pytest
 
 from crisp_server.arena import play_game
 from crisp_server.bots import Memory
-from crisp_server.bots.memory import LEFT, RIGHT
+from crisp_server.bots.memory import LEFT, RIGHT, SlotInfo
 from crisp_server.engine import (
     DRAW_BLOCK_MS,
+    FULL_DECK,
     Discard,
     Draw,
     Event,
@@ -214,3 +215,54 @@ def test_a_gap_over_a_rematch_is_another_deal() -> None:
     view = rematch.update("snapshot", [])
     m.observe({**view, "v": seat0.v + 9, "room": {"phase": "play", "fair": {"commitment": "b"}}})
     assert [info.card for info in m.hands[0]] == [None, None, None]
+
+
+def _placed(
+    hands: list[list[str | None]],
+    unlocated: list[str],
+    *,
+    plain: tuple[tuple[int, int], ...] = (),
+    pile: int = 0,
+    holding: bool = False,
+) -> Memory:
+    """Seat 0's memory in a two-player round: ``hands`` as it knows them (``plain``: slots known to hold a card
+    kept from the draw pile), ``pile`` cards of a draw pile whose order it does not know, another seat
+    ``holding`` a card it drew unseen; every card not in ``unlocated`` or a hand lies face up on the discard pile."""
+    m = Memory()
+    m.me, m.players = 0, 2
+    m.hands = [[SlotInfo(card) for card in hand] for hand in hands]
+    for s, i in plain:
+        m.hands[s][i].plain = True
+    known = {c for hand in hands for c in hand if c is not None}
+    m.discard = [c for c in FULL_DECK if c not in known and c not in unlocated]
+    m.known_pile = None if pile else []
+    drawn = {"from": "deck", "card": None} if holding else None
+    m.table = {"players": ["Ana", "Ben"], "round": {"ended": False, "turn": 1, "drawn": drawn, "draw_pile": pile}}
+    return m
+
+
+def test_a_card_that_follows_by_elimination_is_named() -> None:
+    """docs/replays.md: a card is named where it is the only card that can lie there (every other card of the
+    deck located; a slot kept from the draw pile holds no J, Q or K); never where two cards could."""
+    mine: list[str | None] = ["2C", "3C", "4C"]
+    # One card unlocated, one place unknown: it is there.
+    m = _placed([mine, ["5C", None, "6C"]], ["7C"])
+    assert m.deduced() == ([mine, ["5C", "7C", "6C"]], None)
+    # Two cards, two slots: either could be in either.
+    m = _placed([mine, ["5C", None, None]], ["7C", "KS"])
+    assert m.deduced() == ([mine, ["5C", None, None]], None)
+    # ... unless one slot holds a card kept from the draw pile: the King is in the other.
+    m = _placed([mine, ["5C", None, None]], ["7C", "KS"], plain=((1, 2),))
+    assert m.deduced() == ([mine, ["5C", "KS", "7C"]], None)
+    # Two plain cards for two plain slots: unknown.
+    m = _placed([mine, ["5C", None, None]], ["7C", "8C"], plain=((1, 1), (1, 2)))
+    assert m.deduced() == ([mine, ["5C", None, None]], None)
+    # The card another player drew, unseen, when it is the only card unlocated.
+    m = _placed([mine, ["5C", "6C", "8C"]], ["QS"], holding=True)
+    assert m.deduced() == ([mine, ["5C", "6C", "8C"]], "QS")
+    # A draw pile whose order is unknown is a place too: the King may be there or in the slot.
+    m = _placed([mine, ["5C", "6C", None]], ["7C", "KS"], pile=1)
+    assert m.deduced() == ([mine, ["5C", "6C", None]], None)
+    # ... but a plain slot beside it holds the 7 all the same.
+    m = _placed([mine, ["5C", "6C", None]], ["7C", "KS"], plain=((1, 2),), pile=1)
+    assert m.deduced() == ([mine, ["5C", "6C", "7C"]], None)

@@ -323,3 +323,60 @@ def test_how_fast_a_step_draws(browser: Browser, served: tuple[str, dict[str, St
 
 def step_count(page: Page) -> int:
     return int(page.locator('[data-key="slider"]').get_attribute("max") or "0")
+
+
+WORDS = """async () => {
+  const { getLang, setLang } = await import("/js/i18n.js");
+  const { replayLine } = await import("/js/lines.js");
+  const { callerText } = await import("/js/screens/results.js");
+  const names = ["Ana", "Ben", "Cem"];
+  const who = (s) => names[s];
+  const seats = names.map((name) => ({ name }));
+  const peek = { type: "card_shown", seat: 1, slot: "left", card: "7H", why: "deal" };
+  const before = getLang();
+  const out = {};
+  for (const lang of ["en", "de"]) {
+    setLang(lang);
+    out[lang] = [
+      callerText({ caller: 0, sums: [9, 8, 9], points: [14, 8, 9] }, seats),
+      callerText({ caller: 2, sums: [4, 8, 9], points: [4, 8, 14] }, seats),
+      replayLine({ type: "game_ended", winners: [0, 1, 2] }, who),
+      replayLine(peek, who),
+      replayLine(peek, who, 1),
+      replayLine({ type: "drew", seat: 1, source: "deck", card: null }, who, 1),
+    ];
+  }
+  setLang(before);
+  return out;
+}"""
+
+
+def test_names_in_a_sentence_and_a_players_own_replay(
+    browser: Browser, served: tuple[str, dict[str, StoredGame]]
+) -> None:
+    """Several names read as a list ("Ben and Cem"), in the page's language; the replay of one's own point of view
+    tells one's own moves in the second person ("You looked at your left card")."""
+    base, _games = served
+    context, page = open_page(browser, 360, 640)
+    try:
+        page.goto(base + "/")
+        assert page.evaluate(WORDS) == {
+            "en": [
+                "Ana called Crisp, but Ben and Cem had less or the same: +5.",
+                "Cem called Crisp, but Ana and Ben had less or the same: +5.",
+                "The game is over: Ana, Ben, and Cem share the win.",
+                "Ben looked at their own left card: 7 of hearts.",
+                "You looked at your left card: 7 of hearts.",
+                "You drew from the draw pile.",
+            ],
+            "de": [
+                "Ana hat Crisp gerufen, aber Ben und Cem hatten weniger oder gleich viel: +5.",
+                "Cem hat Crisp gerufen, aber Ana und Ben hatten weniger oder gleich viel: +5.",
+                "Das Spiel ist vorbei: Ana, Ben und Cem teilen sich den Sieg.",
+                "Ben hat sich die eigene linke Karte angesehen: Herz 7.",
+                "Du hast dir deine linke Karte angesehen: Herz 7.",
+                "Du hast vom Nachziehstapel gezogen.",
+            ],
+        }
+    finally:
+        context.close()

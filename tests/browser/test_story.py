@@ -360,3 +360,102 @@ def test_three_phones_leave_take_back_watch_and_sit_after_a_rematch(
     finally:
         for context in contexts:
             context.close()
+
+
+async def _dropped_by_a_rematch(bots: Bots) -> str:
+    """Ana (host) and Ben play; Ben leaves during the first round, Ana plays the game to its end (Ben's moves
+    time out) and asks for a rematch, which drops Ben's seat. Ben's token, which holds nothing any more."""
+    ana, ben = bots.clients
+    await ana.set_options(score_limit=50)
+    await bots.start_and_ready()
+    token = ben.token
+    assert token is not None
+    await ben.request({"type": "leave"})
+    while ana.phase != "game_over":
+        await play_turns(ana, call_crisp=True)
+        await ana.wait_for(lambda c: c.phase in ("round_over", "game_over"), what="the round's end")
+        if ana.phase == "round_over":
+            await ana.ready()
+            await ana.wait_for(lambda c: c.phase == "peek", what="the next deal")
+            await ana.ready()
+    await ana.request({"type": "rematch"})
+    await ana.wait_for(lambda c: c.phase == "lobby", what="the rematch's lobby")
+    return token
+
+
+@pytest.mark.parametrize("locale", ["en-GB", "de-DE"])
+def test_your_rooms_offers_to_join_again_once_a_rematch_dropped_the_seat(
+    browser: Browser, base: str, shots: Path, locale: str
+) -> None:
+    """Ben left a game on this phone; a rematch dropped his seat. The home screen's "Your rooms" asks the server
+    (``/api/rooms/{code}/seat``) and offers to join the lobby again, not to take the seat back."""
+    bots = Bots(base, ["Ana", "Ben"])
+    context, page = open_page(browser, 360, 640, locale=locale)
+    errors: list[str] = []
+    watch(page, errors)
+    try:
+        token = bots.run(_dropped_by_a_rematch(bots), timeout=120)
+        page.goto(base + "/rules-unknown-path")  # any page of the origin, for its localStorage
+        session = {"room": bots.code, "token": token, "name": "Ben", "left": True}
+        page.evaluate("s => localStorage.setItem('crisp.sessions', JSON.stringify([s]))", session)
+        page.goto(base)
+        de = locale.startswith("de")
+        row = page.locator(".your-rooms li")
+        expect(row).to_contain_text("dein Platz ist weg" if de else "your seat is gone")
+        take_back = "Platz wieder einnehmen" if de else "Take your seat back"
+        expect(row.get_by_role("button", name=take_back)).to_have_count(0)
+        again = row.get_by_role("button", name="Wieder beitreten" if de else "Join again")
+        expect(again).to_be_visible()
+        page.screenshot(path=str(shots / f"your-rooms-seat-gone-{locale[:2]}.png"))
+        # The room's link page says the same: Join (the lobby is open), not "Take your seat back".
+        page.goto(f"{base}/r/{bots.code}")
+        card = page.locator(".link-room")
+        expect(card.get_by_role("button", name="Beitreten" if de else "Join", exact=True)).to_be_visible()
+        expect(card.get_by_role("button", name=take_back)).to_have_count(0)
+        page.goto(base)
+        again.click()
+        expect(page.locator(".lobby")).to_be_visible()
+        expect(page.locator(".seats")).to_contain_text("Ben")
+        bots.run(bots.host.wait_for(lambda c: [s["name"] for s in (c.state or {})["room"]["seats"]] == ["Ana", "Ben"]))
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()
+
+
+def test_your_rooms_drops_a_room_that_closed(browser: Browser, base: str) -> None:
+    """A room this device kept a seat in has closed (its only player left): the server says so, and "Your
+    rooms" forgets it; a seat still held stays, with its way back."""
+    bots = Bots(base, ["Ana", "Ben"])
+    context, page = open_page(browser, 360, 640)
+    errors: list[str] = []
+    watch(page, errors)
+
+    async def closed_room() -> tuple[str, str]:
+        async with CrispClient.connect(bots.url) as olga:
+            code = await olga.create("Olga")
+            assert olga.token is not None
+            token = olga.token
+            await olga.request({"type": "leave"})
+        return code, token
+
+    try:
+        code, token = bots.run(closed_room())
+        ben = bots.clients[1]
+        sessions = [
+            {"room": code, "token": token, "name": "Olga", "left": False},
+            {"room": bots.code, "token": ben.token, "name": "Ben", "left": False},
+        ]
+        page.goto(base + "/rules-unknown-path")  # any page of the origin, for its localStorage
+        page.evaluate("s => localStorage.setItem('crisp.sessions', JSON.stringify(s))", sessions)
+        page.goto(base)
+        rows = page.locator(".your-rooms li")
+        expect(rows).to_have_count(1)
+        expect(rows).to_contain_text(bots.code)
+        expect(rows.get_by_role("button", name="Back to the table")).to_be_visible()
+        kept = page.evaluate("JSON.parse(localStorage.getItem('crisp.sessions')).map((s) => s.room)")
+        assert kept == [bots.code]
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()

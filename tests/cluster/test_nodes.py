@@ -99,6 +99,12 @@ async def test_a_room_goes_to_the_node_its_next_socket_reaches_and_play_goes_on(
         assert info["joinable"] is True
         assert (await get(f"{b.http}/api/rooms/{code}/qr.svg")).status_code == 200
         assert (await get(f"{b.http}/api/rooms/ZZZZZZ")).status_code == 404
+        # So does a device's question about its seat (the seats' token hashes as last committed).
+        async with httpx.AsyncClient(base_url=b.http) as http:
+            for token, held in ((ana.token, True), ("not-a-token", False)):
+                answer = await http.get(f"/api/rooms/{code}/seat", headers={"Authorization": f"Bearer {token}"})
+                lobby = {"left": False, "phase": "lobby", "joinable": True}
+                assert answer.json() == {"held": held, "seat": 0 if held else None, **lobby}
         started = time.monotonic()
         async with CrispClient.connect(b.ws, room=code) as ben:
             await ben.join(code, "Ben")

@@ -135,6 +135,7 @@ async def test_schemathesis_finds_nothing_undocumented(tmp_path: Path) -> None:
         f"/api/rooms/{code}/qr.svg",
         f"/api/rooms/{code}/games",
         f"/api/rooms/{code}/standings",
+        f"/api/rooms/{code}/seat",
     ):
         assert answered(har, path, 200) > 0, path
     record = f"/api/games/{game_id}/record"

@@ -579,3 +579,39 @@ async def test_a_computer_player_waits_for_the_end_of_the_draw_block(
     await server.advance(1)
     await settle(server, [ana])
     assert bot_draws(ana)
+
+
+async def test_hints_after_a_reconnect_know_only_what_the_page_was_sent_since(
+    server: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The update that showed Ana her middle card (a Jack) went to a connection that then dropped: the page
+    that comes back starts from what it is sent now, and so do its hints (docs/computer-players.md)."""
+    deck = ["2C", "KH", "8D", "KD", "3S", "KC", "JS"]  # Ana left, Ada left, Ana middle, ..., then the Jack on top
+    rest = [c for c in (r + s for r in "A23456789TJQK" for s in "SHDC") if c not in deck]
+    rig(monkeypatch, first_dealer=1, decks=[deck + rest])  # dealer Ada: Ana is dealt first and plays first
+    ana = await server.client()
+    code = await ana.create("Ana", bots=1, level="hard")
+    await ana.request({"type": "ready"})
+    await run(server, [ana], _nothing, lambda: ana.my_turn() and "draw_deck" in ana.you["can"])
+    room = server.app.state.services.registry.get(code)
+    assert room is not None
+    memory = room.seats[0].memory
+    assert memory is not None
+    assert [info.card for info in memory.mine()] == ["2C", None, "3S"], "the deal's peek"
+    await ana.draw()
+    assert ana.you["drawn_card"] == "JS"
+    await ana.jack()
+    assert [info.card for info in memory.mine()] == ["2C", "8D", "3S"]
+    token = ana.token
+    assert token is not None
+    await ana.ws.close()  # (a page that never read that update drops the same way)
+    await server.advance(0)
+    again = await server.client()
+    await again.resume(code, token)
+    await again.request({"type": "ping"})
+    memory = room.seats[0].memory
+    assert memory is not None
+    # Nothing moved meanwhile (the computer player waits out the draw block), yet the hints know no card:
+    # the page that came back was shown none of them.
+    assert [info.card for info in memory.mine()] == [None, None, None]
+    assert memory.discard == ["JS"], "what the page is shown now, the hints know"

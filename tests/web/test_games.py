@@ -12,6 +12,7 @@ import random
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
+import httpx
 import pytest
 
 from crisp_server.client import ProtocolError
@@ -430,6 +431,45 @@ async def test_rematch_drops_the_players_who_left(wire: Harness, monkeypatch: py
     turn = bots.round["turn"]
     assert (host, last)[turn].my_turn()
     assert not (host, last)[1 - turn].my_turn()
+
+
+async def test_a_device_asks_whether_its_token_still_holds_a_seat(
+    wire: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``GET /api/rooms/{code}/seat`` (docs/protocol.md): a seat kept after Leave, then dropped by the rematch,
+    whose lobby the device may join again; about its own token only."""
+    a, b, c = C0, ("QS", "QH", "QD"), ("AS", "2S", "3S")
+    rig(monkeypatch, first_dealer=2, decks=[stacked_deck(2, [a, b, c], LOW_PILE)], seed=10)
+    bots = await Bots.start(wire, 3, random.Random(10), style=PASSIVE, options=options(score_limit=50))
+    await bots.ready_all()
+    await bots.leave(1)
+    tokens = [p.token for p in bots.players]
+    assert all(tokens)
+
+    async def check(http: httpx.AsyncClient, token: str | None, code: str = bots.code) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        answer = await http.get(f"/api/rooms/{code}/seat", headers=headers)
+        return answer.status_code, answer.json()
+
+    async with httpx.AsyncClient(base_url=wire.http) as http:
+        playing = {"phase": "play", "joinable": False}
+        assert await check(http, tokens[1]) == (200, {"held": True, "seat": 1, "left": True, **playing})
+        assert await check(http, tokens[2]) == (200, {"held": True, "seat": 2, "left": False, **playing})
+        assert await check(http, "not-a-token") == (200, {"held": False, "seat": None, "left": False, **playing})
+        status, body = await check(http, None)
+        assert (status, body["detail"]) == (401, "no seat token: send it as Authorization: Bearer <token>")
+        assert (await http.get(f"/api/rooms/{bots.code}/seat", headers={"Authorization": "Basic x"})).status_code == 401
+        assert await check(http, tokens[0], "ACDEFG") == (404, {"detail": "no room with that code", "existed": False})
+
+        await _play_to_game_over(bots, caller=0)
+        host = bots.connected(0)
+        assert host is not None
+        assert await bots.send(host, {"type": "rematch"}) is None
+        # The seat that left is gone, and the lobby is open: the device is told so (and may join again).
+        lobby = {"phase": "lobby", "joinable": True}
+        assert await check(http, tokens[1]) == (200, {"held": False, "seat": None, "left": False, **lobby})
+        assert await check(http, tokens[2]) == (200, {"held": True, "seat": 1, "left": False, **lobby})
+        assert await check(http, tokens[0].lower()) == (200, {"held": False, "seat": None, "left": False, **lobby})
 
 
 async def test_a_rematch_goes_through_the_lobby_where_a_spectator_sits_and_plays(

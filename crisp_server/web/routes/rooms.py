@@ -7,11 +7,12 @@ from dataclasses import asdict
 from typing import Annotated, Any, Final
 
 import segno
-from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi import APIRouter, Header, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, Response
 
 from crisp_server.rooms.phase import Phase
-from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH, is_room_code, normalize_code
+from crisp_server.rooms.seats import MAX_SEATS
+from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH, is_room_code, normalize_code, token_index
 from crisp_server.store.reads import RoomSummary
 from crisp_server.web import api
 from crisp_server.web.services import Services, ServicesDep, client_address
@@ -57,7 +58,7 @@ async def find_room(services: Services, request: Request, code: str) -> RoomSumm
 @router.get("/api/rooms/{code}", response_model=api.RoomInfo, responses=api.ROOM_LOOKUP)
 async def room_info(request: Request, code: str, services: ServicesDep) -> dict[str, Any]:
     room = await find_room(services, request, code)
-    full = len(room.players) >= 8
+    full = len(room.players) >= MAX_SEATS
     lobby = room.phase == Phase.LOBBY.value
     return {
         "code": room.code,
@@ -66,6 +67,40 @@ async def room_info(request: Request, code: str, services: ServicesDep) -> dict[
         "players": room.players,
         "joinable": lobby and not full,
         "watchable": True,  # in every phase: a spectator follows the lobby too, and may sit down there
+    }
+
+
+async def _seat_holders(services: Services, room: RoomSummary) -> list[tuple[str, bool]]:
+    """``room``'s seats in order, each one's token hash and whether its player left during a game: from the
+    room itself where this node runs it, else as the database last has them (a room of another node)."""
+    live = services.registry.get(room.code)
+    if live is not None and live.room_id == room.room_id:
+        return [(seat.token_hash, seat.left) for seat in live.seats]
+    store = services.store
+    return await store.room_seats(room.room_id) if store is not None else []
+
+
+@router.get("/api/rooms/{code}/seat", response_model=api.SeatCheck, responses=api.SEAT_CHECK)
+async def room_seat(
+    request: Request, code: str, services: ServicesDep, authorization: str | None = Header(default=None)
+) -> dict[str, Any]:
+    """Whether the device's seat token (``Authorization: Bearer <token>``) still holds a seat in the room, and
+    whether its lobby may be joined: what the home screen's "Your rooms" offers for each seat it keeps."""
+    token = authorization[7:].strip() if authorization and authorization.lower().startswith("bearer ") else ""
+    if not token:
+        raise HTTPException(
+            401, "no seat token: send it as Authorization: Bearer <token>", headers={"WWW-Authenticate": "Bearer"}
+        )
+    room = await find_room(services, request, code)
+    holders = await _seat_holders(services, room)
+    index = token_index(token, (token_hash for token_hash, _ in holders))
+    joinable = room.phase == Phase.LOBBY.value and len(room.players) < MAX_SEATS
+    return {
+        "held": index is not None,
+        "seat": index,
+        "left": index is not None and holders[index][1],
+        "phase": room.phase,
+        "joinable": joinable,
     }
 
 

@@ -4,8 +4,8 @@
 
 import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
-import { recentGames } from "../games.js";
-import { loadSessions } from "../net.js";
+import { recentGames, rememberGames } from "../games.js";
+import { forgetSession, loadSessions } from "../net.js";
 import { actions, app } from "../state.js";
 import { LEVELS, askName, goneGamesPanel, nameField, topButtons } from "../ui.js";
 
@@ -15,6 +15,61 @@ const enter = (message) => actions.enter(message);
 function resumeSeat(session) {
   app.session = session;
   enter({ type: "resume", room: session.room, token: session.token });
+}
+
+/** How long what the server said of a seat is trusted before the home screen asks again. */
+const SEAT_CHECK_MS = 30000;
+
+/** What the server says of the seat `session` holds (`GET /api/rooms/{code}/seat`): {held, seat, left, phase,
+ * joinable}, or null while unknown (not asked yet, offline). Asked once in a while; a room that closed is
+ * forgotten, as a resume that finds no room forgets it, and its games are kept. */
+function seatCheck(session) {
+  const known = app.seatChecks[session.room];
+  const fresh = known && known.token === session.token && performance.now() - known.at < SEAT_CHECK_MS;
+  if (!fresh && !known?.asking) askSeat(session);
+  return known && known.token === session.token ? known.answer : null;
+}
+
+async function askSeat(session) {
+  const { room, token } = session;
+  const previous = app.seatChecks[room]?.token === token ? app.seatChecks[room].answer : null;
+  app.seatChecks[room] = { token, at: performance.now(), answer: previous, asking: true };
+  let answer = previous;
+  try {
+    const response = await fetch(`/api/rooms/${encodeURIComponent(room)}/seat`, {
+      headers: { Authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout?.(3000),
+    });
+    if (response.status === 404) {
+      // The room closed: its seat goes from the list, and its ended games join this device's finished games.
+      forgetSession(room);
+      delete app.seatChecks[room];
+      await keepGames(session);
+      actions.render();
+      return;
+    }
+    if (response.ok) answer = await response.json();
+  } catch {
+    /* offline or slow: the list offers what it knew */
+  }
+  app.seatChecks[room] = { token, at: performance.now(), answer, asking: false };
+  if (answer !== previous && app.screen === "home") actions.render();
+}
+
+/** The ended games of a room that closed, kept with the seat's token so that their replays stay readable. */
+async function keepGames(session) {
+  try {
+    const response = await fetch(`/api/rooms/${encodeURIComponent(session.room)}/games`);
+    if (response.ok) rememberGames(session.room, await response.json(), session.name, session.token);
+  } catch {
+    /* offline: nothing more to keep */
+  }
+}
+
+/** Join the lobby of a room whose seat a rematch dropped, with the name the seat had (else the one typed). */
+function joinAgain(session) {
+  const name = session.name || nameOrAsk();
+  if (name) enter({ type: "join", room: session.room, name });
 }
 
 const PRACTICE_KEY = "crisp.practice";
@@ -234,7 +289,28 @@ function practiceCard() {
   );
 }
 
-/** The other rooms this device holds a seat in: back to the table, or the seat taken back after Leave. */
+/** One room of "Your rooms": back to the table, the seat taken back after Leave, or, once the server said the
+ * seat is gone (a rematch dropped it), the lobby joined again while it is open. */
+function roomRow(s) {
+  const check = seatCheck(s);
+  const gone = check !== null && !check.held;
+  const left = check?.held ? check.left : s.left;
+  let note = left ? h("span", { class: "muted" }, ` · ${t("youLeft")}`) : null;
+  let button = h(
+    "button",
+    { class: left ? "secondary" : "primary", "data-key": `resume-${s.room}`, disabled: app.busy, onclick: () => resumeSeat(s) },
+    left ? t("takeSeatBack") : t("backToTable"),
+  );
+  if (gone) {
+    note = h("span", { class: "muted" }, ` · ${t("seatGoneShort")}`);
+    button = check.joinable
+      ? h("button", { class: "primary", "data-key": `join-again-${s.room}`, disabled: app.busy, onclick: () => joinAgain(s) }, t("joinAgain"))
+      : h("button", { class: "secondary", "data-key": `watch-${s.room}`, disabled: app.busy, onclick: () => enter({ type: "watch", room: s.room }) }, t("watch"));
+  }
+  return h("li", {}, h("span", {}, h("span", { class: "code-badge small" }, s.room), s.name ? ` ${s.name}` : null, note), button);
+}
+
+/** The other rooms this device holds a seat in (or held one, until the server says the room is gone). */
 function yourRooms(code, held) {
   const sessions = held.filter((s) => s.room !== code);
   if (!sessions.length || app.notice) return null;
@@ -242,27 +318,7 @@ function yourRooms(code, held) {
     "div",
     { class: "card-panel your-rooms" },
     h("h2", {}, t("yourRooms")),
-    h(
-      "ul",
-      { class: "room-list" },
-      sessions.map((s) =>
-        h(
-          "li",
-          {},
-          h("span", {}, h("span", { class: "code-badge small" }, s.room), s.name ? ` ${s.name}` : null, s.left ? h("span", { class: "muted" }, ` · ${t("youLeft")}`) : null),
-          h(
-            "button",
-            {
-              class: s.left ? "secondary" : "primary",
-              "data-key": `resume-${s.room}`,
-              disabled: app.busy,
-              onclick: () => resumeSeat(s),
-            },
-            s.left ? t("takeSeatBack") : t("backToTable"),
-          ),
-        ),
-      ),
-    ),
+    h("ul", { class: "room-list" }, sessions.map(roomRow)),
   );
 }
 
@@ -293,7 +349,9 @@ export function homeScreen() {
   const code = app.joinCode;
   // The seats this device holds, read once per drawing (a followed room draws this screen on every update).
   const held = loadSessions();
-  const mine = code ? (held.find((s) => s.room === code) ?? null) : null;
+  let mine = code ? (held.find((s) => s.room === code) ?? null) : null;
+  // A seat the server says is gone (a rematch dropped it) is not offered back: the link offers what anyone gets.
+  if (mine && seatCheck(mine)?.held === false) mine = null;
   return h(
     "section",
     { class: `screen home${code ? " with-link" : ""}` },

@@ -91,7 +91,9 @@ export function goTo(index) {
   if (!forward) return render();
   const step = data.steps[next];
   const where = positions();
-  const flights = flightsFor(step.events, replay.pov, step.drawn_card);
+  // A card drawn flies face up when this point of view can name it (`drawn_card`), whoever drew it.
+  const holder = step.drawn_card ? step.table.round?.turn : replay.pov;
+  const flights = flightsFor(step.events, holder ?? replay.pov, step.drawn_card);
   effects.hear(step.events, replay.pov, step.table.round?.ended ? "round_over" : "play");
   render();
   fly(flights, where);
@@ -229,6 +231,8 @@ export function sceneFor(data, step, pov) {
 /** The step in words: its events, the refused move, the restart, the round's result. */
 export function stepLines(data, step) {
   const who = (seat) => data.players[seat] ?? "?";
+  // The watcher's own point of view reads as their own: "You looked at your left card".
+  const me = data.seat !== null && data.seat === data.you ? data.seat : null;
   const lines = [];
   if (step.kind === "resume") lines.push(t("replayResumed"));
   if (step.rejected && step.action) lines.push(t("replayRejected", who(step.action.seat)));
@@ -244,7 +248,7 @@ export function stepLines(data, step) {
       results.push(t("replayPoints", e.points.map((p, i) => `${who(i)} ${p}`).join(", ")));
       continue;
     }
-    const line = replayLine(e, who);
+    const line = replayLine(e, who, me);
     if (line && e.type === "game_ended") results.unshift(line);
     else if (line) lines.push(line);
   }

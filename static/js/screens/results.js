@@ -2,7 +2,7 @@
 
 import { cardFace } from "../cards.js";
 import { h } from "../dom.js";
-import { cardName, t } from "../i18n.js";
+import { cardName, listOf, t } from "../i18n.js";
 import { actions, app, clockIn } from "../state.js";
 import { standingsPanel } from "../standings.js";
 import { historyPanel, openRules, robot } from "../ui.js";
@@ -66,7 +66,7 @@ export function callerText(r, seats) {
   const bonus = r.points[r.caller] - r.sums[r.caller];
   if (bonus < 0) return t("callerAlone", name);
   const rivals = seats.map((_, i) => i).filter((i) => i !== r.caller && r.sums[i] <= r.sums[r.caller]);
-  return t("callerBeaten", name, rivals.map((i) => seats[i]?.name ?? "").join(", "), rivals.length);
+  return t("callerBeaten", name, listOf(rivals.map((i) => seats[i]?.name ?? "")), rivals.length);
 }
 
 function callerLine(r, room) {
@@ -80,7 +80,7 @@ function endLine(table, room) {
   const reached = room.seats.map((_, i) => i).filter((i) => table.totals[i] >= limit);
   if (!reached.length) return null;
   const names = reached.map((i) => `${room.seats[i]?.name ?? ""} (${table.totals[i]})`);
-  return h("p", { class: "end-line" }, t("gameEndedBy", names.join(", "), limit, reached.length));
+  return h("p", { class: "end-line" }, t("gameEndedBy", listOf(names), limit, reached.length));
 }
 
 /** Every round's points so far, one row per player (a long game scrolls sideways inside its box). */
@@ -135,7 +135,7 @@ export function roundOverlay() {
       "div",
       { class: "results-body" },
       h("h2", { id: "results-title" }, title),
-      over && winners.length > 1 ? h("p", {}, `${t("winners")}: ${winners.map((w) => room.seats[w]?.name).join(", ")}`) : null,
+      over && winners.length > 1 ? h("p", {}, `${t("winners")}: ${listOf(winners.map((w) => room.seats[w]?.name ?? ""))}`) : null,
       over ? endLine(table, room) : null,
       callerLine(r, room),
       roundTable(r, table, room, over),
