@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     #: actions per commit and spends less CPU on commits; an action waits at most this long more. 0: at once.
     commit_interval_ms: float = Field(default=4.0, ge=0, le=100)
 
+    #: SQLite: the WAL's limit in MB. While checkpoints cannot copy it into the database file (a read-only or
+    #: immutable file, a full disk), it grows; past this, writes wait (an outage) until they can.
+    wal_limit_mb: int = Field(default=1024, ge=1, le=1_048_576)
+
     #: Where the SQLite database lives when no database URL is given.
     data_dir: Path = Path("data")
     #: ``postgresql+asyncpg://user:password@host/db`` in production; default: a SQLite file in ``data_dir``.
