@@ -284,6 +284,13 @@ class Checkpoints:
             )
             log.error("writes wait: %s", self.wal_full)
 
+    def _committed_in_trouble(self) -> None:
+        """A commit went through while checkpoints fail: it grew the WAL, which is measured now (a second of
+        commits until the next checkpoint could take it far past its limit)."""
+        if self.checkpoint_trouble is not None and self._checkpoint_path is not None:
+            self.wal_bytes = self._wal_size()
+            self._limit_wal(copied_all=False)
+
     def _refuse_when_full(self) -> None:
         """Raise ``WalOverLimit`` while the WAL is over its limit (before any write)."""
         if self.wal_full is not None:

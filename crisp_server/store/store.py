@@ -506,6 +506,8 @@ class Store(Checkpoints, Reads):
             _apply_all(fast, ops, written)
             fast.dbapi.commit()
             self._since_checkpoint += 1
+            if self.checkpoint_trouble is not None:
+                self._committed_in_trouble()
         except BaseException as exc:
             self._fast_failed(fast, exc)
             raise
