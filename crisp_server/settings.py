@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     #: Trust ``X-Forwarded-*`` headers from these addresses (comma-separated, or ``*``): behind a proxy.
     forwarded_allow_ips: str = "127.0.0.1"
     proxy_headers: bool = False
+    #: Health checkers and metrics scrapers (comma-separated addresses or networks, or ``*``): their requests
+    #: for ``/healthz`` and ``/metrics`` are answered even when the connection budget is spent (so are a
+    #: trusted proxy's, whose checks come from its own address).
+    monitor_ips: str = "127.0.0.1,::1"
 
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
