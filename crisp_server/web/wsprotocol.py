@@ -554,7 +554,8 @@ class CrispHttp(HttpToolsProtocol):
        connection's opening, or of its first byte after a response: else the connection is answered 408 and
        closed (uvicorn waited for ever on a connection that sent nothing, or half a head, or trickled one
        byte at a time). And each accepted connection passes the :class:`~crisp_server.web.gate.Gate`: beyond
-       the connection budget it is answered 503, beyond its address's cap 429, and closed (see :meth:`refuse`).
+       the connection budget it is answered 503, beyond its address's cap 429, and closed (see :meth:`refuse`);
+       but a monitor's, beyond the budget, takes the health reserve and gets its health check or metrics.
     """
 
     #: The server's gate (``None``: every connection is taken, as in tests that run uvicorn directly).
