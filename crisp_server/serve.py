@@ -106,6 +106,7 @@ def _serve(settings: Settings) -> int:
         settings.reserved_descriptors,
         proxy_headers=settings.proxy_headers,
         forwarded_allow_ips=settings.forwarded_allow_ips,
+        monitor_ips=settings.monitor_ips,
     )
     log.info("%s (the soft limit was %d, the hard one %d)", gate.describe(), soft, hard)
     config = uvicorn.Config(

@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     #: Trust ``X-Forwarded-*`` headers from these addresses (comma-separated, or ``*``): behind a proxy.
     forwarded_allow_ips: str = "127.0.0.1"
     proxy_headers: bool = False
+    #: Health checkers and metrics scrapers (comma-separated addresses or networks, or ``*``): their requests
+    #: for ``/healthz`` and ``/metrics`` are answered even when the connection budget is spent (so are a
+    #: trusted proxy's, whose checks come from its own address).
+    monitor_ips: str = "127.0.0.1,::1"
 
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -84,6 +88,10 @@ class Settings(BaseSettings):
     #: A group commit starts at least this long after the one before (ms): a busy server then writes more
     #: actions per commit and spends less CPU on commits; an action waits at most this long more. 0: at once.
     commit_interval_ms: float = Field(default=4.0, ge=0, le=100)
+
+    #: SQLite: the WAL's limit in MB. While checkpoints cannot copy it into the database file (a read-only or
+    #: immutable file, a full disk), it grows; past this, writes wait (an outage) until they can.
+    wal_limit_mb: int = Field(default=1024, ge=1, le=1_048_576)
 
     #: Where the SQLite database lives when no database URL is given.
     data_dir: Path = Path("data")

@@ -2,18 +2,26 @@
 that the WAL starts over instead of growing. The bulk of each pass runs in a process of its own at idle
 priority; the short second pass, which holds commits back, in a thread. A pass that meets a storage fault
 (``outage.storage_fault``) closes its connection: the next one opens the files afresh.
+
+Checkpoints that fail (the database file immutable or read-only, a full disk) leave every commit in the WAL,
+which then grows. The store says so (``checkpoint_trouble``: ``/healthz`` answers "degraded", the metrics
+count the failures and show the WAL's size), tries again every second, and once the WAL is larger than its
+limit (``CRISP_WAL_LIMIT_MB``) while it cannot be wholly copied, refuses every write (``wal_full``): the
+rooms are suspended as in any outage, and come back once a checkpoint has copied the whole WAL.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 import sys
-from typing import cast
+import time
+from typing import Final, cast
 
 from crisp_server.store import sqlite_fast
-from crisp_server.store.outage import describe, storage_fault
+from crisp_server.store.outage import Outage, describe, storage_fault
 
 log = logging.getLogger("crisp.store")
 
@@ -22,6 +30,11 @@ CHECKPOINT_SECONDS = 1.0
 #: How long a checkpoint's second pass may hold commits back. Its fsyncs usually take a few milliseconds,
 #: but a busy disk can take hundreds: then commits go on and the WAL starts over at a later checkpoint.
 CHECKPOINT_HOLD_SECONDS = 0.015
+#: While checkpoints fail, a line says so at most this often (each second's failure would fill the log).
+TROUBLE_LOG_SECONDS: Final = 60.0
+#: The WAL is cut back to at most this part of its limit when it starts over (``journal_size_limit``; at most
+#: ``sqlite_fast.WAL_SIZE_LIMIT``), so that its file's size says how much it holds once it grows past that.
+WAL_CUT_BACK_PART: Final = 4
 
 
 #: One checkpoint pass: copies the frames the WAL holds as it begins, without waiting for anyone.
@@ -54,6 +67,14 @@ for _ in sys.stdin:
     else:
         print(*answer, flush=True)
 """
+
+
+class WalOverLimit(sqlite3.OperationalError):
+    """A write refused: the WAL is over its limit and cannot be wholly copied into the database file."""
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MB"
 
 
 class CopyFailed(sqlite3.OperationalError):
@@ -148,17 +169,132 @@ class Checkpoints:
     _since_checkpoint: int
     _writing: asyncio.Lock
     _checkpointing: asyncio.Lock
+    #: The WAL's limit in bytes (0: none): past it, while it cannot be wholly copied, writes are refused.
+    wal_limit: int
+    #: Set while checkpoints fail: since when (monotonic) and the last error (``/healthz``: "degraded").
+    checkpoint_trouble: Outage | None
+    #: Checkpoints that failed since the start (metrics).
+    checkpoint_failures: int
+    #: The WAL file's size when last looked at (after each checkpoint; metrics).
+    wal_bytes: int
+    #: Set (why) while writes are refused because the WAL is over its limit and cannot be wholly copied.
+    wal_full: str | None
+    _trouble_logged: float
+
+    def _init_checkpoints(self, wal_limit: int) -> None:
+        self.wal_limit = wal_limit
+        self.checkpoint_trouble = None
+        self.checkpoint_failures = 0
+        self.wal_bytes = 0
+        self.wal_full = None
+        self._trouble_logged = float("-inf")
+
+    def wal_cut_back(self) -> int:
+        """The size (bytes) the WAL file is cut back to when it starts over: SQLite's ``journal_size_limit``."""
+        if not self.wal_limit:
+            return sqlite_fast.WAL_SIZE_LIMIT
+        return min(sqlite_fast.WAL_SIZE_LIMIT, self.wal_limit // WAL_CUT_BACK_PART)
+
+    def checkpoint_problem(self) -> str | None:
+        """Why the store is degraded (``/healthz`` "degraded", still 200): checkpoints fail, and for how long;
+        ``None`` while they work."""
+        trouble = self.checkpoint_trouble
+        if trouble is None:
+            return None
+        seconds = time.monotonic() - trouble.since
+        limit = f"at {_megabytes(self.wal_limit)} writes wait for them" if self.wal_limit else "it has no limit"
+        return (
+            f"WAL checkpoints fail ({trouble.reason}) for {seconds:.0f} s: the WAL grows, "
+            f"{_megabytes(self.wal_bytes)} now; {limit}"
+        )
 
     async def _checkpoint_loop(self) -> None:
         while True:
             await asyncio.sleep(CHECKPOINT_SECONDS)
-            if self._since_checkpoint:
+            # While checkpoints fail (or the WAL is over its limit) each second tries again, written to or not:
+            # nothing else would notice that the files can be written again.
+            if self._since_checkpoint or self.checkpoint_trouble is not None or self.wal_full is not None:
                 try:
                     await self.checkpoint()
-                except sqlite3.OperationalError as exc:  # a full disk, a lock held too long: no bug of ours
-                    log.warning("a WAL checkpoint failed (%s); the next one will try again", describe(exc))
+                except sqlite3.Error:  # a full disk, a read-only file, a lock held too long: no bug of ours
+                    pass
                 except Exception:
                     log.exception("a WAL checkpoint failed; the next one will try again")
+
+    def _wal_size(self) -> int:
+        assert self._checkpoint_path is not None
+        try:
+            return os.stat(self._checkpoint_path + "-wal").st_size
+        except OSError:
+            return 0
+
+    def _checkpoint_failed(self, exc: BaseException) -> None:
+        """A checkpoint failed: the store is degraded, and refuses writes once the WAL is over its limit."""
+        reason = describe(exc)
+        now = time.monotonic()
+        self.checkpoint_failures += 1
+        self.wal_bytes = self._wal_size()
+        trouble = self.checkpoint_trouble
+        if trouble is None:
+            trouble = self.checkpoint_trouble = Outage(reason, now)
+            self._trouble_logged = now
+            log.warning(
+                "a WAL checkpoint failed (%s); the WAL grows until one works (%s now), tried again every second",
+                reason,
+                _megabytes(self.wal_bytes),
+            )
+        else:
+            trouble.reason = reason
+            if now - self._trouble_logged >= TROUBLE_LOG_SECONDS:
+                self._trouble_logged = now
+                log.warning(
+                    "WAL checkpoints still fail after %.0f s (%s); the WAL holds %s",
+                    now - trouble.since,
+                    reason,
+                    _megabytes(self.wal_bytes),
+                )
+        self._limit_wal(copied_all=False)
+
+    def _checkpoint_done(self, answer: tuple[int, int, int]) -> None:
+        """A checkpoint went through: SQLite's (busy, frames in the WAL, frames copied)."""
+        _busy, frames, copied = answer
+        self.wal_bytes = self._wal_size()
+        trouble, self.checkpoint_trouble = self.checkpoint_trouble, None
+        if trouble is not None:
+            log.warning(
+                "WAL checkpoints work again after %.1f s (%d failed)",
+                time.monotonic() - trouble.since,
+                self.checkpoint_failures,
+            )
+        self._limit_wal(copied_all=copied >= frames)
+
+    def _limit_wal(self, *, copied_all: bool) -> None:
+        """Refuse writes while the WAL is over its limit and not wholly copied; take them again once it is."""
+        if copied_all:
+            if self.wal_full is not None:
+                self.wal_full = None
+                log.warning("the WAL is copied into the database file again; writes go on")
+            return
+        if self.wal_full is None and self.wal_limit and self.wal_bytes > self.wal_limit:
+            trouble = self.checkpoint_trouble
+            why = f"checkpoints fail: {trouble.reason}" if trouble is not None else "a reader holds it"
+            self.wal_full = (
+                f"the WAL holds {_megabytes(self.wal_bytes)}, over its limit of {_megabytes(self.wal_limit)} "
+                f"(CRISP_WAL_LIMIT_MB), and cannot be copied into the database file ({why})"
+            )
+            log.error("writes wait: %s", self.wal_full)
+
+    def _committed_in_trouble(self) -> None:
+        """A commit went through while checkpoints fail: it grew the WAL, which is measured now (a second of
+        commits until the next checkpoint could take it far past its limit)."""
+        if self.checkpoint_trouble is not None and self._checkpoint_path is not None:
+            self.wal_bytes = self._wal_size()
+            self._limit_wal(copied_all=False)
+
+    def _refuse_when_full(self) -> None:
+        """Raise ``WalOverLimit`` while the WAL is over its limit (before any write)."""
+        if self.wal_full is not None:
+            raise WalOverLimit(self.wal_full)
 
     async def checkpoint(self) -> tuple[int, int, int]:
         """Copy the WAL into the database file, off the event loop, and leave it wholly copied, so that the next
@@ -179,11 +315,19 @@ class Checkpoints:
         # callers at once read each other's answer: both failed, and the process was killed).
         async with self._checkpointing:
             self._since_checkpoint = 0
-            await self._bulk_pass()
-            async with self._writing:
-                rest = asyncio.ensure_future(asyncio.to_thread(self._checkpoint_pass))
-                await asyncio.wait({rest}, timeout=CHECKPOINT_HOLD_SECONDS)
-            return await rest
+            try:
+                await self._bulk_pass()
+                async with self._writing:
+                    rest = asyncio.ensure_future(asyncio.to_thread(self._checkpoint_pass))
+                    await asyncio.wait({rest}, timeout=CHECKPOINT_HOLD_SECONDS)
+                answer = await rest
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._checkpoint_failed(exc)
+                raise
+            self._checkpoint_done(answer)
+            return answer
 
     async def _bulk_pass(self) -> tuple[int, int, int]:
         """The first pass: by the checkpoint process (see ``_Copier``), else in a thread."""

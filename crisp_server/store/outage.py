@@ -3,19 +3,67 @@ telling which SQLite errors leave a connection that must not be used again."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import time
 from dataclasses import dataclass
 from typing import Final
 
+import asyncpg
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 
 @dataclass(slots=True)
 class Outage:
-    """Commits fail: since when (monotonic seconds) and the last error, as an operator reads it."""
+    """Commits fail: since when (monotonic seconds) and the last error, as an operator reads it; ``told``:
+    whether the ERROR line was logged (an interruption expected after a pause is logged as a WARNING first,
+    and as the ERROR only if it goes on)."""
 
     reason: str
     since: float
+    told: bool = True
+
+
+#: The pause watch ticks this often; a tick this much later than due means the process did not run.
+PAUSE_TICK_SECONDS: Final = 0.25
+PAUSE_SECONDS: Final = 1.0
+#: A failure this soon after the process ran again counts as caused by the pause.
+AFTER_PAUSE_SECONDS: Final = 3.0
+
+
+class Pauses:
+    """Notices that the process did not run for a while (SIGSTOP and SIGCONT, a suspended VM or container, a
+    loop blocked for seconds): a tick on the event loop every ``PAUSE_TICK_SECONDS`` that comes more than
+    ``PAUSE_SECONDS`` late. The monotonic clock goes on while a process is stopped."""
+
+    def __init__(self) -> None:
+        self._ticked = time.monotonic()
+        self._woke = float("-inf")
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        if self._handle is None:
+            self._ticked = time.monotonic()
+            self._handle = asyncio.get_running_loop().call_later(PAUSE_TICK_SECONDS, self._tick)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        if now - self._ticked > PAUSE_TICK_SECONDS + PAUSE_SECONDS:
+            self._woke = now
+        self._ticked = now
+        self._handle = asyncio.get_running_loop().call_later(PAUSE_TICK_SECONDS, self._tick)
+
+    def paused_lately(self, now: float) -> bool:
+        """Whether the process was paused just now (its tick is overdue: what runs now is the first thing after
+        waking) or ran again within ``AFTER_PAUSE_SECONDS``."""
+        if self._handle is None:
+            return False
+        return now - self._ticked > PAUSE_TICK_SECONDS + PAUSE_SECONDS or now - self._woke < AFTER_PAUSE_SECONDS
 
 
 def describe(exc: BaseException) -> str:
@@ -34,6 +82,34 @@ def unreachable(exc: BaseException) -> bool:
             return True
         exc = exc.orig if isinstance(exc.orig, BaseException) else exc
     return isinstance(exc, OSError | TimeoutError | sqlite3.OperationalError | sqlite3.InterfaceError)
+
+
+#: What a connection that broke raises: SQLAlchemy's and asyncpg's interface errors (closed, cut off: asyncpg's
+#: "another operation is in progress" is its internal client error), a reset socket, a session ended.
+_BROKEN: Final = (
+    InterfaceError,
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    asyncpg.PostgresConnectionError,
+)
+
+
+def connection_broke(exc: BaseException) -> bool:
+    """Whether ``exc`` says the connection to the database broke or was left in a state it cannot go on from
+    (reset, closed, invalidated; asyncpg's "another operation is in progress" after an operation was cut off),
+    rather than that the database refused the statement: the next try opens a fresh connection."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    seen: BaseException | None = exc
+    for _ in range(8):  # SQLAlchemy's error, the driver adapter's, asyncpg's: a short chain
+        if seen is None:
+            return False
+        if isinstance(seen, _BROKEN):
+            return True
+        original = getattr(seen, "orig", None)
+        seen = original if isinstance(original, BaseException) and original is not seen else seen.__cause__
+    return False
 
 
 #: SQLite's primary result codes that may leave a connection unable to write for good. A connection opens

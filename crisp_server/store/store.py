@@ -37,7 +37,7 @@ from .checkpoints import Checkpoints, _Copier
 from .group import Submission, any_ops, fenced, skipped, take, tell, tell_all
 from .leases import Fenced, Leases
 from .operations import Op, Written
-from .outage import Outage, describe, storage_fault, unreachable
+from .outage import Outage, Pauses, connection_broke, describe, storage_fault, unreachable
 from .reads import Reads
 from .sqlite_fast import _Sqlite, sqlite_pragmas
 from .standings import TallyCache
@@ -95,8 +95,11 @@ class Store(Checkpoints, Reads):
         idle_in_transaction_ms: int | None = None,
         commit_interval: float = 0.0,
         application_name: str | None = None,
+        wal_limit: int = 0,
     ) -> None:
         self.url = url
+        # SQLite: the WAL's limit in bytes (0: none), past which writes wait while checkpoints fail.
+        self._init_checkpoints(wal_limit)
         #: Seconds from the start of one group commit to the earliest start of the next (see ``_write_loop``).
         self.commit_interval = commit_interval
         self._last_commit = float("-inf")  # the loop's clock when the last group commit started
@@ -178,6 +181,8 @@ class Store(Checkpoints, Reads):
         self.outage: Outage | None = None
         #: In a cluster: this node's leases; every group commit checks the fences of its rooms.
         self.leases: Leases | None = None
+        #: Whether the process was paused a moment ago (what a failed commit's log line says depends on it).
+        self._pauses = Pauses()
 
     async def start(self) -> None:
         if self._sync_engine is not None and not self._fast_path:
@@ -185,6 +190,7 @@ class Store(Checkpoints, Reads):
             self._fast_path = True
             if self._sqlite_path is not None:
                 self._checkpoint_path = self._sqlite_path
+                self.wal_bytes = self._wal_size()
                 self._copier = _Copier(self._sqlite_path)
                 try:
                     await self._copier.start()
@@ -195,8 +201,10 @@ class Store(Checkpoints, Reads):
                 )
         if self._writer is None:
             self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name="store writer")
+        self._pauses.start()
 
     async def close(self) -> None:
+        self._pauses.stop()
         if self._writer is not None:
             # Let what is queued be written first.
             while self._pending:
@@ -398,13 +406,29 @@ class Store(Checkpoints, Reads):
         return max(0.0, self._last_commit + self.commit_interval - now)
 
     def _failed(self, exc: BaseException) -> None:
-        """A commit failed: the store is in an outage until one succeeds (``outage`` says since when and why)."""
+        """A commit failed: the store is in an outage until one succeeds (``outage`` says since when and why).
+        It is an ERROR, unless the process has just been paused (SIGSTOP, a suspended VM) and the error is
+        its connection's: PostgreSQL may have ended the session meanwhile, and the next try reconnects. That
+        is a WARNING, and becomes the ERROR if the next try fails too."""
         reason = describe(exc)
-        if self.outage is None:
-            self.outage = Outage(reason, time.monotonic())
-            log.error("the database cannot be written: %s; rooms wait until it answers", reason)
+        outage = self.outage
+        if outage is None:
+            now = time.monotonic()
+            outage = self.outage = Outage(reason, now)
+            if self._pauses.paused_lately(now) and connection_broke(exc):
+                outage.told = False
+                log.warning(
+                    "the database connection was interrupted while this process was paused (%s); reconnecting, "
+                    "rooms wait meanwhile",
+                    reason,
+                )
+            else:
+                log.error("the database cannot be written: %s; rooms wait until it answers", reason)
         else:
-            self.outage.reason = reason
+            outage.reason = reason
+            if not outage.told:
+                outage.told = True
+                log.error("the database cannot be written: %s; rooms wait until it answers", reason)
         for callback in self.on_failure:
             callback(reason)
 
@@ -421,6 +445,7 @@ class Store(Checkpoints, Reads):
         try:
             async with self._writing:
                 if self._fast_path:
+                    self._refuse_when_full()
                     fast = self._fast_connection()
                     try:
                         fast.dbapi.execute("BEGIN IMMEDIATE")
@@ -473,12 +498,16 @@ class Store(Checkpoints, Reads):
         return self._fast_path
 
     def _write_fast(self, ops: Sequence[Op], written: Written) -> None:
-        """Write ``ops`` in one transaction on SQLite's fast path (the caller checked that it may)."""
+        """Write ``ops`` in one transaction on SQLite's fast path (the caller checked that it may); refused
+        (``WalOverLimit``, an outage) while the WAL is over its limit and cannot be copied."""
+        self._refuse_when_full()
         fast = self._fast_connection()
         try:
             _apply_all(fast, ops, written)
             fast.dbapi.commit()
             self._since_checkpoint += 1
+            if self.checkpoint_trouble is not None:
+                self._committed_in_trouble()
         except BaseException as exc:
             self._fast_failed(fast, exc)
             raise
@@ -500,6 +529,9 @@ class Store(Checkpoints, Reads):
             fast.dbapi.execute(f"PRAGMA busy_timeout={WRITER_BUSY_MS}")
             if self._sqlite_path is not None:
                 fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer copies the WAL
+                # It starts the WAL over: cut back to a part of its limit, so that a WAL grown past that
+                # while checkpoints fail is measured by its file's size.
+                fast.dbapi.execute(f"PRAGMA journal_size_limit={self.wal_cut_back()}")
         except BaseException:
             raw.invalidate()
             raise

@@ -32,7 +32,9 @@ class NoRoom(ApiError):
 
 
 class Health(_Body):
-    status: Literal["ok", "unavailable"] = Field(description="`ok` (200), or `unavailable` (503)")
+    status: Literal["ok", "degraded", "unavailable"] = Field(
+        description="`ok` (200); `degraded` (200: SQLite's WAL checkpoints fail, writes go on); or `unavailable` (503)"
+    )
     version: str
     rooms: int = Field(ge=0, description="rooms in memory (lobbies and games)")
     engine: Literal["compiled", "interpreted"] = Field(
@@ -40,7 +42,9 @@ class Health(_Body):
     )
     node: str | None = Field(default=None, description="in a cluster (`CRISP_CLUSTER`): this node's name")
     reason: str | None = Field(
-        default=None, description="with `unavailable`: why (the database cannot be written, and how many rooms wait)"
+        default=None,
+        description="with `unavailable`: why (the database cannot be written, and how many rooms wait); with "
+        "`degraded`: why (the checkpoints' error, the WAL's size and limit)",
     )
 
 

@@ -49,6 +49,7 @@ def build_services(settings: Settings, clock: Clock, *, persist: bool) -> Servic
             idle_in_transaction_ms=5000 if settings.cluster else None,
             commit_interval=settings.commit_interval_ms / 1000,
             application_name=f"crisp {settings.node_name()}" if settings.cluster else None,
+            wal_limit=settings.wal_limit_mb * 2**20,
         )
         if persist
         else None
@@ -63,6 +64,8 @@ def build_services(settings: Settings, clock: Clock, *, persist: bool) -> Servic
     if store is not None:
         store.on_commit.append(metrics.on_commit)
         store.on_failure.append(metrics.on_commit_failure)
+        if store.is_sqlite:
+            metrics.watch_checkpoints(lambda: store.checkpoint_failures, lambda: store.wal_bytes)
     folder = static_dir(settings.static_dir)
     # Compared as browsers send an Origin: lower case, no trailing slash (a list given in code or as JSON
     # is not trimmed by the settings' validator).

@@ -10,7 +10,14 @@ at once; one beyond ``CRISP_CONNECTIONS_PER_ADDRESS`` from its address is answer
 address is at most a quarter of the budget, so that one address can never take the whole budget on a machine
 with a low limit. Behind a reverse proxy whose forwarded headers are trusted (``CRISP_PROXY_HEADERS``) the
 address is the forwarded one, known once a request's head is read: the proxy's own connections count toward
-the budget only.
+the budget only; an address it does not trust cannot have its ``X-Forwarded-For`` believed.
+
+Health checks and metrics scrapes are answered even when the budget is spent: a connection from a monitor's
+address (``CRISP_MONITOR_IPS``, and the trusted proxies, whose health checks come from their own address)
+takes a place of the health reserve, a few descriptors of the reserved ones, and is answered if it asks
+for ``/healthz`` or ``/metrics`` (503 for anything else), then closed. The reserve is small and per
+connection, so that not even a flood of health checks can use up the process's descriptors; and a flood
+from other addresses never reaches it.
 """
 
 from __future__ import annotations
@@ -30,6 +37,11 @@ log = logging.getLogger("crisp.web")
 _MOST_DESCRIPTORS: Final = 1 << 20
 #: Refusals of one kind are logged at most once per this many seconds (an attack would fill the logs).
 _LOG_EVERY_SECONDS: Final = 10.0
+#: The health reserve: connections from monitors taken beyond the budget (at most a quarter of the reserved
+#: descriptors, which are at least 16).
+HEALTH_CONNECTIONS: Final = 8
+#: The paths answered on a connection of the health reserve (GET or HEAD).
+MONITORED_PATHS: Final = frozenset((b"/healthz", b"/metrics"))
 
 
 def raise_descriptor_limit() -> tuple[int, int]:
@@ -68,6 +80,8 @@ class Ticket:
 
     open: bool = True
     address: str | None = None
+    #: A place of the health reserve (beyond the budget): only ``/healthz`` and ``/metrics`` are answered.
+    reserve: bool = False
 
 
 class Gate:
@@ -82,6 +96,7 @@ class Gate:
         in_use: int | None = None,
         proxy_headers: bool = False,
         forwarded_allow_ips: str = "127.0.0.1",
+        monitor_ips: str = "127.0.0.1,::1",
     ) -> None:
         self.limit = descriptor_limit() if limit is None else limit
         self.in_use = descriptors_open() if in_use is None else in_use
@@ -95,6 +110,10 @@ class Gate:
         self.lingering = 0
         self.by_address: dict[str, int] = {}
         self._trusted = _TrustedHosts(forwarded_allow_ips) if proxy_headers else None
+        #: The health reserve: how many connections from monitors it takes beyond the budget, and how many it holds.
+        self.health = min(HEALTH_CONNECTIONS, max(1, reserved // 4))
+        self.health_open = 0
+        self._monitors = _TrustedHosts(monitor_ips)
         self._logged_at: dict[str, float] = {}
         self._unlogged: dict[str, int] = {}
 
@@ -102,7 +121,8 @@ class Gate:
         cap = str(self.per_address) if self.per_address else "no cap"
         return (
             f"descriptors: limit {self.limit}, {self.in_use} in use at start, {self.reserved} reserved for the "
-            f"database and files; up to {self.budget} connections, {cap} per client address"
+            f"database and files; up to {self.budget} connections, {cap} per client address, and "
+            f"{self.health} more for health checks and metrics"
         )
 
     def forwards(self, peer: str | None) -> bool:
@@ -116,19 +136,28 @@ class Gate:
         host, _ = self._trusted.get_trusted_client_address(forwarded_for)
         return host or None
 
+    def monitors(self, peer: str | None) -> bool:
+        """Whether ``peer`` is a health checker's or a metrics scraper's address (``CRISP_MONITOR_IPS``, or a
+        trusted proxy): its connections may take the health reserve when the budget is spent."""
+        return peer is not None and (peer in self._monitors or self.forwards(peer))
+
     def may_linger(self) -> bool:
         """Whether a refused connection may read on for a moment so that its client reads the answer: not
         when many do already (an address that opens connections as fast as it can would hold that many)."""
         return self.lingering < max(16, self.budget // 16)
 
-    def enter(self) -> Ticket | None:
-        """A connection was accepted: its ticket, or ``None`` when the budget is spent (the caller refuses it;
-        it counts nothing)."""
-        if self.open >= self.budget:
-            self.note("budget", None)
-            return None
-        self.open += 1
-        return Ticket()
+    def enter(self, peer: str | None = None) -> Ticket | None:
+        """A connection from ``peer`` was accepted: its ticket; when the budget is spent, one of the health
+        reserve for a monitor's address while a place is free; else ``None`` (the caller refuses it; it counts
+        nothing)."""
+        if self.open < self.budget:
+            self.open += 1
+            return Ticket()
+        if self.health_open < self.health and self.monitors(peer):
+            self.health_open += 1
+            return Ticket(reserve=True)
+        self.note("budget", None)
+        return None
 
     def admit(self, ticket: Ticket, address: str) -> bool:
         """Count ``ticket`` toward ``address``'s cap; ``False`` (nothing counted) if the address is at its cap."""
@@ -161,7 +190,10 @@ class Gate:
         self.release(ticket)
         if ticket.open:
             ticket.open = False
-            self.open -= 1
+            if ticket.reserve:
+                self.health_open -= 1
+            else:
+                self.open -= 1
 
     def note(self, reason: str, address: str | None) -> None:
         """Log a refusal, at most once per ``_LOG_EVERY_SECONDS`` per reason, with how many were not logged."""

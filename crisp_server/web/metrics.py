@@ -131,6 +131,24 @@ class _Outages(Collector):
         )
 
 
+class _Checkpoints(Collector):
+    """SQLite: failed WAL checkpoints, and the WAL file's size (read when scraped)."""
+
+    def __init__(self, failures: Callable[[], int], wal_bytes: Callable[[], int]) -> None:
+        self._failures = failures
+        self._wal_bytes = wal_bytes
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(
+            "crisp_db_checkpoint_failures",
+            "SQLite WAL checkpoints that failed (each second's try counts)",
+            value=self._failures(),
+        )
+        yield GaugeMetricFamily(
+            "crisp_db_wal_bytes", "The size of SQLite's WAL file, as of the last checkpoint", value=self._wal_bytes()
+        )
+
+
 class _Leases(Collector):
     """In a cluster: rooms claimed, handed over and lost by this node (read when scraped)."""
 
@@ -180,6 +198,10 @@ class Metrics:
     def watch_outages(self, suspended: Callable[[], int], seconds: Callable[[], float]) -> None:
         """Report the rooms waiting for the database and the time spent waiting (from the registry)."""
         self.registry.register(_Outages(suspended, seconds))
+
+    def watch_checkpoints(self, failures: Callable[[], int], wal_bytes: Callable[[], int]) -> None:
+        """Report SQLite's failed checkpoints and its WAL's size (from the store)."""
+        self.registry.register(_Checkpoints(failures, wal_bytes))
 
     def watch_leases(self, counts: Callable[[], tuple[int, int, int]]) -> None:
         """Report the cluster's claims, hand-overs and losses."""

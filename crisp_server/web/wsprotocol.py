@@ -68,7 +68,7 @@ from websockets.http11 import MAX_LINE_LENGTH, MAX_NUM_HEADERS
 from websockets.protocol import OPEN
 from websockets.utils import accept_key
 
-from crisp_server.web.gate import Gate, Ticket
+from crisp_server.web.gate import MONITORED_PATHS, Gate, Ticket
 
 try:  # websockets' C unmasking, as its own parser uses; its pure Python one where the C one is not built
     from websockets.speedups import apply_mask
@@ -554,7 +554,8 @@ class CrispHttp(HttpToolsProtocol):
        connection's opening, or of its first byte after a response: else the connection is answered 408 and
        closed (uvicorn waited for ever on a connection that sent nothing, or half a head, or trickled one
        byte at a time). And each accepted connection passes the :class:`~crisp_server.web.gate.Gate`: beyond
-       the connection budget it is answered 503, beyond its address's cap 429, and closed (see :meth:`refuse`).
+       the connection budget it is answered 503, beyond its address's cap 429, and closed (see :meth:`refuse`);
+       but a monitor's, beyond the budget, takes the health reserve and gets its health check or metrics.
     """
 
     #: The server's gate (``None``: every connection is taken, as in tests that run uvicorn directly).
@@ -570,19 +571,22 @@ class CrispHttp(HttpToolsProtocol):
     refused: bool = False
     #: The request whose head was just read comes (through a trusted proxy) from an address at its cap.
     over_cap: bool = False
+    #: The request whose head was just read came on a place of the health reserve and is not a health check.
+    over_budget: bool = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         gate = self.gate
         if gate is not None:
-            ticket = gate.enter()
+            peer = self.client[0] if self.client else None
+            ticket = gate.enter(peer)
             if ticket is None:
-                self.refuse(503, b"The server is at its connection limit: try again in a moment.\n", linger=False)
+                self.refuse(503, AT_LIMIT, linger=False)
                 return
             self.ticket = ticket
-            peer = self.client[0] if self.client else None
-            # A trusted proxy's connections count by the address each request is forwarded for (at its head).
-            if peer is not None and not gate.forwards(peer) and not gate.admit(ticket, peer):
+            # A trusted proxy's connections count by the address each request is forwarded for (at its head);
+            # one of the health reserve counts there alone.
+            if peer is not None and not ticket.reserve and not gate.forwards(peer) and not gate.admit(ticket, peer):
                 self.refuse(429, TOO_MANY, linger=gate.may_linger())
                 return
         self._arm_head()
@@ -644,20 +648,41 @@ class CrispHttp(HttpToolsProtocol):
         self.over_cap = False
         gate, ticket = self.gate, self.ticket
         peer = self.client[0] if self.client else None
+        if ticket is not None and ticket.reserve:
+            # The health reserve: a health check or a metrics scrape is answered, anything else refused; the
+            # connection closes after the answer (a place of the reserve is one request's).
+            upgrade = self.parser.should_upgrade()
+            self.over_budget = upgrade or not self._monitoring()
+            if self.over_budget and not upgrade:
+                self._headers_complete_with(_over_budget)
+            else:
+                super().on_headers_complete()
+            if self.cycle is not None:
+                self.cycle.keep_alive = False
+            return
         if gate is not None and ticket is not None and gate.forwards(peer):
             forwarded = b", ".join(value for name, value in self.headers if name == b"x-forwarded-for")
             address = gate.forwarded_address(peer, forwarded.decode("latin-1") if forwarded else None) or peer
             if address is not None and not gate.admit(ticket, address):
                 self.over_cap = True
         if self.over_cap and not self.parser.should_upgrade():
-            # uvicorn runs the app it finds on the protocol: this request gets the refusal instead.
-            app, self.app = self.app, _too_many
-            try:
-                super().on_headers_complete()
-            finally:
-                self.app = app
+            self._headers_complete_with(_too_many)
             return
         super().on_headers_complete()
+
+    def _headers_complete_with(self, app: Any) -> None:
+        """uvicorn's ``on_headers_complete``, with ``app`` answering this request (uvicorn runs the app it finds
+        on the protocol)."""
+        own, self.app = self.app, app
+        try:
+            super().on_headers_complete()
+        finally:
+            self.app = own
+
+    def _monitoring(self) -> bool:
+        """Whether the request whose head was just read is a health check or a metrics scrape."""
+        path = self.url.split(b"?", 1)[0]
+        return self.parser.get_method() in (b"GET", b"HEAD") and path in MONITORED_PATHS
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -668,6 +693,9 @@ class CrispHttp(HttpToolsProtocol):
     def handle_websocket_upgrade(self) -> None:
         if self.over_cap:
             self.refuse(429, TOO_MANY, linger=False)  # the whole request is read: nothing unread to reset
+            return
+        if self.over_budget:
+            self.refuse(503, AT_LIMIT, linger=False)
             return
         self._disarm_head()
         ws: Any = self.ws_protocol_class
@@ -718,6 +746,8 @@ class CrispHttp(HttpToolsProtocol):
 
 #: The body of a 429 refusal.
 TOO_MANY: Final = b"Too many connections from your address: close some, then try again.\n"
+#: The body of a 503 refusal: the connection budget is spent.
+AT_LIMIT: Final = b"The server is at its connection limit: try again in a moment.\n"
 #: How long a refused connection reads on (and drops what it reads) so that its client reads the answer.
 REFUSED_LINGER: Final = 1.0
 _REASONS: Final = {408: b"Request Timeout", 429: b"Too Many Requests", 503: b"Service Unavailable"}
@@ -731,16 +761,25 @@ def _response(status: int, body: bytes) -> bytes:
     )
 
 
-async def _too_many(scope: Any, receive: Any, send: Any) -> None:
-    """The answer to a request forwarded for an address at its cap (the proxy's connection closes after it)."""
+async def _refusal(status: int, body: bytes, send: Any) -> None:
     headers = [
         (b"content-type", b"text/plain; charset=utf-8"),
-        (b"content-length", str(len(TOO_MANY)).encode()),
+        (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"),
         (b"retry-after", b"5"),
     ]
-    await send({"type": "http.response.start", "status": 429, "headers": headers})
-    await send({"type": "http.response.body", "body": TOO_MANY})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _too_many(scope: Any, receive: Any, send: Any) -> None:
+    """The answer to a request forwarded for an address at its cap (the proxy's connection closes after it)."""
+    await _refusal(429, TOO_MANY, send)
+
+
+async def _over_budget(scope: Any, receive: Any, send: Any) -> None:
+    """The answer to a request other than a health check on a place of the health reserve (it closes after)."""
+    await _refusal(503, AT_LIMIT, send)
 
 
 def http_protocol(gate: Gate | None, head_seconds: float) -> type[CrispHttp]:

@@ -1,13 +1,15 @@
 """A server with few descriptors (``ulimit -n 300``) stays usable under hundreds of silent connections: from one
 address, the cap per address refuses most of them and health checks, new players, resumes and commits go on; from
 many addresses, the budget refuses the connections beyond it, the players already in a game keep committing (the
-reserve is the database's), and the head deadline frees the silent sockets."""
+reserve is the database's), and the head deadline frees the silent sockets; and a flood that keeps the budget
+spent all along leaves the health checks answered."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import socket
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import httpx
 
 from crisp_server.client import CrispClient
 from tests.e2e.procs import server_process
+from tests.flood import Flood
 
 NOFILE = 300
 SILENT = 400
@@ -112,3 +115,49 @@ def test_silent_connections_from_many_addresses_leave_the_players_in_a_game_comm
     with server_process(tmp_path, env=SETTINGS, nofile=NOFILE) as (base, proc):
         assert descriptor_limit(proc.pid) == NOFILE
         asyncio.run(run(base, int(base.rsplit(":", 1)[1])))
+
+
+def test_health_checks_are_answered_all_along_a_flood_that_keeps_the_budget_spent(tmp_path: Path) -> None:
+    """Silent connections from 40 addresses, 150 a second for 10 s: the budget (about 150 connections here) is
+    spent all along, each address far from its cap. ``/healthz`` and ``/metrics`` from the monitor's address
+    (127.0.0.1) are answered 200 within 1 s throughout, while a newcomer from elsewhere is refused (503; but
+    for the moments a slot the head deadline freed is not taken yet by the flood)."""
+
+    async def run(base: str, port: int) -> None:
+        flood = Flood(port, [f"127.0.1.{i}" for i in range(1, 41)], rate=150)
+        answers: list[tuple[str, int, float]] = []
+        strangers: list[int] = []
+        # A connection per request, as a load balancer's checks come.
+        fresh = httpx.Limits(max_keepalive_connections=0)
+        monitor = httpx.AsyncClient(
+            transport=httpx.AsyncHTTPTransport(local_address="127.0.0.1", limits=fresh), timeout=1
+        )
+        stranger = httpx.AsyncClient(
+            transport=httpx.AsyncHTTPTransport(local_address="127.0.0.4", limits=fresh), timeout=5
+        )
+        async with monitor, stranger:
+            with flood.running():
+                await asyncio.sleep(2)
+                deadline = time.monotonic() + 8
+                while time.monotonic() < deadline:
+                    for path in ("/healthz", "/metrics"):
+                        started = time.monotonic()
+                        try:
+                            status = (await monitor.get(base + path)).status_code
+                        except httpx.HTTPError:
+                            status = -1
+                        answers.append((path, status, time.monotonic() - started))
+                    strangers.append((await stranger.get(base + "/healthz")).status_code)
+                    await asyncio.sleep(0.2)
+        assert flood.opened > 1000
+        assert flood.failed < flood.opened / 10, (flood.failed, flood.opened)
+        assert len(answers) > 40
+        assert [a for a in answers if a[1] != 200 or a[2] >= 1] == []
+        print(f"{len(answers)} answers during the flood, the slowest in {max(a[2] for a in answers):.3f} s")
+        assert strangers.count(503) > len(strangers) / 2, strangers  # the budget was spent all along
+
+    log = tmp_path / "server.log"
+    with server_process(tmp_path, env=SETTINGS, nofile=NOFILE, log=log) as (base, proc):
+        assert descriptor_limit(proc.pid) == NOFILE
+        asyncio.run(run(base, int(base.rsplit(":", 1)[1])))
+    assert "refused a connection (503)" in log.read_text()

@@ -487,6 +487,72 @@ async def test_sqlite_wal_immutable_during_20_games(tmp_path: Path) -> None:
     assert "Traceback" not in text
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not faults.can_chattr() and not IN_CI, reason="chattr +i needs root and chattr")
+async def test_sqlite_database_file_immutable_during_20_games(tmp_path: Path) -> None:
+    """The database file immutable: commits still land in the WAL, but no checkpoint can copy it. ``/healthz``
+    says so at once (200 ``degraded``, the reason), ``/metrics`` counts the failed checkpoints; once the WAL is
+    over ``CRISP_WAL_LIMIT_MB`` the rooms are suspended as in any outage (503), so that it grows no more. Once
+    the file is writable, a checkpoint copies the WAL and every game goes on, nothing lost."""
+    data = tmp_path / "data"
+    env = {**ENV, "CRISP_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'crisp.sqlite3'}", "CRISP_WAL_LIMIT_MB": "1"}
+    main = data / "crisp.sqlite3"
+    wal = data / "crisp.sqlite3-wal"
+    log = tmp_path / "server.log"
+    sizes: list[int] = []
+    degraded: list[tuple[float, dict[str, Any]]] = []
+    watching: list[asyncio.Task[None]] = []
+    with server_process(tmp_path, env, log=log) as (base, _proc):
+        ws = base.replace("http", "ws") + "/ws"
+
+        async def watch() -> None:
+            async with httpx.AsyncClient(base_url=base, timeout=5) as http:
+                while True:
+                    sizes.append(wal.stat().st_size)
+                    response = await http.get("/healthz")
+                    if response.status_code == 200 and response.json()["status"] == "degraded":
+                        degraded.append((time.monotonic(), response.json()))
+                    await asyncio.sleep(0.1)
+
+        async def fail() -> None:
+            faults.chattr(main, True)
+            watching.append(asyncio.get_running_loop().create_task(watch()))
+
+        async def heal() -> None:
+            faults.chattr(main, False)
+
+        try:
+            figures = await outage_during_games(ws, base, 20, fail, heal)
+            async with httpx.AsyncClient(base_url=base) as http:
+                metrics = (await http.get("/metrics")).text
+                health = (await http.get("/healthz")).json()
+        finally:
+            faults.chattr(main, False)
+            for task in watching:
+                task.cancel()
+    print(f"SQLite database file immutable {OUTAGE_SECONDS:.0f} s during 20 games: {figures}, WAL at most {max(sizes)}")
+    assert figures["rooms_back_s"] < 10, figures
+    # Degraded first: the checkpoints' error, the WAL's size and its limit.
+    assert degraded, "/healthz never said degraded"
+    reason = degraded[0][1]["reason"]
+    assert reason.startswith("WAL checkpoints fail ("), reason
+    assert "at 1.0 MB writes wait for them" in reason
+    assert health["status"] == "ok"
+    # The WAL grew to its limit and one group commit's frames past it (measured after each), no further.
+    assert 2**20 < max(sizes) < 2**20 + 128 * 1024, max(sizes)
+    failures = next(
+        float(x.split()[1]) for x in metrics.splitlines() if x.startswith("crisp_db_checkpoint_failures_total")
+    )
+    assert failures >= 3
+    assert any(x.startswith("crisp_db_wal_bytes ") for x in metrics.splitlines())
+    text = log.read_text()
+    assert "a WAL checkpoint failed (" in text
+    assert "writes wait: the WAL holds" in text
+    assert "the database cannot be written: WalOverLimit: the WAL holds" in text
+    assert "WAL checkpoints work again after" in text
+    assert "Traceback" not in text
+
+
 @pytest.mark.skipif(not faults.can_chattr() and not IN_CI, reason="chattr +i needs root and chattr")
 async def test_sqlite_shm_immutable_ends_the_server_and_a_restart_loses_nothing(tmp_path: Path) -> None:
     """SQLite maps ``crisp.sqlite3-shm`` into memory: once it cannot be written, the next commit's write to it

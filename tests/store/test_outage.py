@@ -14,21 +14,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import pwd
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
+import asyncpg
 import pytest
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, InternalError, OperationalError
 
 from crisp_server.engine import Timed
 from crisp_server.engine.actions import Draw
+from crisp_server.store.checkpoints import WalOverLimit
+from crisp_server.store.migrate import upgrade
 from crisp_server.store.operations import AddResume, AppendAction, Op, SaveRoom, StartGame, StartRound, Written
-from crisp_server.store.outage import describe, storage_fault, unreachable
+from crisp_server.store.outage import connection_broke, describe, storage_fault, unreachable
+from crisp_server.store.store import Store
 from tests import storage_faults as faults
 from tests.conftest import IN_CI
 from tests.store.test_sqlite_fast import OPTIONS, _seats, _started
@@ -94,6 +100,60 @@ def test_unreachable_tells_an_outage_from_rows_refused() -> None:
     assert not unreachable(ValueError("a bug"))
     locked = OperationalError("INSERT ... (long)", {"a": 1}, sqlite3.OperationalError("database is locked"))
     assert describe(locked) == "OperationalError: database is locked"
+
+
+def _interrupted() -> InternalError:
+    """What a commit of a node woken after SIGSTOP meets: asyncpg's connection was cut off mid-operation."""
+    cut = asyncpg.InternalClientError("cannot switch to state 12; another operation (2) is in progress")
+    return InternalError("COMMIT", {}, cut)
+
+
+def test_a_broken_connection_is_told_from_a_refusal() -> None:
+    assert connection_broke(_interrupted())
+    assert connection_broke(OperationalError("SELECT 1", {}, ConnectionResetError(104, "reset")))
+    assert connection_broke(asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation"))
+    assert not connection_broke(sqlite3.OperationalError("database or disk is full"))
+    assert not connection_broke(IntegrityError("INSERT", {}, sqlite3.IntegrityError("UNIQUE constraint failed")))
+
+
+async def test_a_connection_interrupted_by_a_pause_is_a_warning_and_an_error_only_if_it_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A process paused (SIGSTOP; here its loop blocked for longer than a pause) finds its connection cut off
+    when it runs again: expected, a WARNING that says so. If the next try fails too, it is the ERROR."""
+    store = await _started(tmp_path / "paused.db")
+    caplog.set_level(logging.INFO, "crisp.store")
+    try:
+        store._failed(_interrupted())  # not after a pause: an error
+        assert [r.levelname for r in caplog.records] == ["ERROR"]
+        store._answered()
+        caplog.clear()
+
+        await asyncio.sleep(0.3)
+        time.sleep(1.6)  # the process does not run
+        store._failed(_interrupted())
+        assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+            (
+                "WARNING",
+                "the database connection was interrupted while this process was paused (InternalClientError: "
+                "cannot switch to state 12; another operation (2) is in progress); reconnecting, rooms wait "
+                "meanwhile",
+            )
+        ]
+        assert store.outage is not None
+        await asyncio.sleep(0.5)
+        store._failed(OperationalError("SELECT 1", {}, ConnectionRefusedError(111, "Connection refused")))
+        assert [r.levelname for r in caplog.records] == ["WARNING", "ERROR"]
+        assert "the database cannot be written" in caplog.records[-1].getMessage()
+        store._answered()
+        caplog.clear()
+
+        time.sleep(1.6)  # paused again, but what fails is not the connection: an error as ever
+        store._failed(OperationalError("COMMIT", {}, sqlite3.OperationalError("database or disk is full")))
+        assert [r.levelname for r in caplog.records] == ["ERROR"]
+    finally:
+        store._answered()
+        await store.close()
 
 
 def test_storage_faults_are_told_by_their_sqlite_codes() -> None:
@@ -276,3 +336,93 @@ async def test_the_store_writes_again_once_a_storage_fault_is_over(
         finally:
             db.close()
         assert len(json.loads(resumes)) == resumed
+
+
+@pytest.mark.skipif(not faults.can_chattr() and not IN_CI, reason="chattr +i needs root and chattr")
+async def test_failing_checkpoints_degrade_the_store_and_past_the_wal_limit_writes_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database file immutable: commits still land in the WAL, every checkpoint fails. The store says so
+    (``checkpoint_problem``, the count of failures, the WAL's size), and once the WAL is over its limit it
+    refuses writes (an outage, as a full disk is) instead of growing without end. When the file is writable
+    again, a checkpoint copies the whole WAL and writes go on; the WAL file is cut back at the next commit."""
+    monkeypatch.setattr("crisp_server.store.checkpoints.CHECKPOINT_SECONDS", 3600.0)  # the test's own only
+    limit = 256 * 1024
+    path = tmp_path / "db.sqlite3"
+    url = f"sqlite+aiosqlite:///{path}"
+    await asyncio.to_thread(upgrade, url)
+    store = Store(url, wal_limit=limit)
+    await store.start()
+    reasons: list[str] = []
+    store.on_failure.append(reasons.append)
+    acted = 0
+    try:
+        room = SaveRoom("r1", "C00001", "l", "play", 0, OPTIONS, _seats("Ana", "Ben"))
+        game = StartGame("g1", "r1", ("Ana", "Ben"), ("a" * 64, "b" * 64), OPTIONS, 0)
+        await store.commit([room, game, StartRound("g1", 0, DECK, "ab" * 16)])
+        await store.checkpoint()
+        assert store.checkpoint_problem() is None
+        assert store.wal_cut_back() == limit // 4
+
+        faults.chattr(path, True)
+        try:
+            await store.commit([_action(acted)])  # into the WAL: the database file is not written
+            acted += 1
+            with pytest.raises(sqlite3.Error):
+                await store.checkpoint()
+            problem = store.checkpoint_problem()
+            assert problem is not None
+            assert problem.startswith("WAL checkpoints fail (")
+            assert "at 0.2 MB writes wait for them" in problem
+            assert store.checkpoint_failures == 1
+            assert store.wal_full is None
+
+            # Commits go on, each one's frames appended to the WAL (it cannot start over), until it is full.
+            refused: BaseException | None = None
+            for _ in range(2000):
+                try:
+                    await store.commit([_action(acted)])
+                except sqlite3.OperationalError as exc:
+                    refused = exc
+                    break
+                acted += 1
+                with contextlib.suppress(sqlite3.Error):
+                    await store.checkpoint()
+            assert isinstance(refused, WalOverLimit), refused
+            assert acted > 10
+            assert store.wal_full is not None
+            assert "over its limit of 0.2 MB (CRISP_WAL_LIMIT_MB)" in store.wal_full
+            assert store.outage is not None
+            assert store.outage.reason.startswith("WalOverLimit: the WAL holds")
+            assert reasons[-1] == store.outage.reason
+            full = os.stat(f"{path}-wal").st_size
+            assert limit < full < limit + 64 * 1024  # bounded: one commit's frames past the limit at most
+            for _ in range(3):  # every write waits, probes too; the WAL grows no more
+                with pytest.raises(WalOverLimit):
+                    await store.commit([_action(acted)])
+                with pytest.raises(WalOverLimit):
+                    await store.probe()
+                with contextlib.suppress(sqlite3.Error):
+                    await store.checkpoint()
+            assert os.stat(f"{path}-wal").st_size == full
+            assert store.checkpoint_failures >= acted
+        finally:
+            faults.chattr(path, False)
+
+        busy, frames, copied = await store.checkpoint()
+        assert (busy, frames) == (0, copied)
+        assert store.checkpoint_problem() is None
+        assert store.wal_full is None
+        await store.probe()
+        assert store.outage is None
+        await store.commit([_action(acted)])
+        acted += 1
+        assert os.stat(f"{path}-wal").st_size <= limit // 4 + 16 * 1024  # started over, cut back
+    finally:
+        faults.chattr(path, False)
+        await store.close()
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("SELECT count(*) FROM actions").fetchone() == (acted,)
+    finally:
+        db.close()

@@ -245,3 +245,86 @@ def test_the_cap_is_at_most_a_quarter_of_the_budget() -> None:
     assert gate(256, budget=100_000).per_address == 256
     assert gate(0, budget=100).per_address == 0
     assert "up to 100 connections, 25 per client address" in gate(256, budget=100).describe()
+
+
+async def _spend(port: int, opened: list[socket.socket], count: int) -> None:
+    """Silent connections from addresses that are no monitor's, until ``count`` are open."""
+    for i in range(count):
+        await open_raw(port, opened, source=f"127.0.1.{i + 1}")
+    await asyncio.sleep(0.1)
+
+
+async def test_beyond_the_budget_a_monitor_still_gets_its_health_checks_and_metrics() -> None:
+    spent = gate(0, budget=4)
+    assert spent.health == 4  # a quarter of the 16 reserved descriptors
+    async with serving(spent) as port:
+        with raw_sockets() as opened:
+            await _spend(port, opened, 4)
+            stranger = await open_raw(port, opened, source="127.0.0.9")
+            assert (await read_to_end(stranger, timeout=5)).startswith(b"HTTP/1.1 503 ")
+            # From a monitor's address (127.0.0.1 by default): the health check and the metrics are answered.
+            started = time.monotonic()
+            health = await get(port, "/healthz")
+            assert health.status_code == 200
+            assert health.json()["status"] == "ok"
+            assert time.monotonic() - started < 1
+            assert (await get(port, "/metrics")).status_code == 200
+            assert (await get(port, "/healthz?check=1")).status_code == 200
+            # Anything else is refused on the reserve, a WebSocket too.
+            page = await get(port, "/api/rooms/ABCDEF")
+            assert page.status_code == 503
+            assert page.headers["retry-after"] == "5"
+            with pytest.raises(InvalidStatus) as refused:
+                async with ws_connect(f"ws://127.0.0.1:{port}/ws"):
+                    pass
+            assert refused.value.response.status_code == 503
+            # A place of the reserve is one request's: the connection closes after the answer.
+            check = await open_raw(port, opened)
+            await asyncio.get_running_loop().sock_sendall(check, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            answer = await read_to_end(check, timeout=5)
+            assert answer.startswith(b"HTTP/1.1 200 ")
+            assert b"connection: close" in answer.lower()
+            assert spent.health_open == 0
+            # The reserve is bounded: silent connections from a monitor's address take it all, then 503.
+            for _ in range(4):
+                await open_raw(port, opened)
+            await asyncio.sleep(0.1)
+            assert spent.health_open == 4
+            beyond = await open_raw(port, opened)
+            assert (await read_to_end(beyond, timeout=5)).startswith(b"HTTP/1.1 503 ")
+            for sock in opened[-5:-1]:
+                sock.close()
+            await asyncio.sleep(0.2)
+            assert spent.health_open == 0
+            assert (await get(port, "/healthz")).status_code == 200
+        await asyncio.sleep(0.2)
+        assert spent.open == 0
+
+
+async def test_the_monitors_are_the_configured_addresses_and_the_trusted_proxies() -> None:
+    watched = gate(0, budget=2, proxy_headers=True, forwarded_allow_ips="127.0.0.7", monitor_ips="127.0.0.5")
+    assert [watched.monitors(a) for a in ("127.0.0.5", "127.0.0.7", "127.0.0.1", None)] == [True, True, False, False]
+    async with serving(watched, proxy_headers=True, forwarded_allow_ips="127.0.0.7") as port:
+        with raw_sockets() as opened:
+            await _spend(port, opened, 2)
+            assert (await get(port, "/healthz", source="127.0.0.5")).status_code == 200
+            assert (await get(port, "/healthz", source="127.0.0.7")).status_code == 200  # the proxy's own check
+            loopback = await open_raw(port, opened)  # not listed: no place of the reserve
+            assert (await read_to_end(loopback, timeout=5)).startswith(b"HTTP/1.1 503 ")
+
+
+async def test_a_forwarded_address_from_an_untrusted_peer_is_not_believed() -> None:
+    """A client that is no trusted proxy cannot escape its cap by sending ``X-Forwarded-For``."""
+    proxied = gate(2, proxy_headers=True, forwarded_allow_ips="127.0.0.1")
+    async with serving(proxied, proxy_headers=True, forwarded_allow_ips="127.0.0.1") as port:
+        with raw_sockets() as opened:
+            for i in range(2):
+                sock = await open_raw(port, opened, source="127.0.0.2")
+                await asyncio.get_running_loop().sock_sendall(
+                    sock, f"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.{i}\r\n\r\n".encode()
+                )
+            await asyncio.sleep(0.2)
+            assert proxied.by_address == {"127.0.0.2": 2}
+            assert (
+                await get(port, "/healthz", source="127.0.0.2", **{"X-Forwarded-For": "203.0.113.9"})
+            ).status_code == 429

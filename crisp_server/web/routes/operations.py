@@ -30,8 +30,10 @@ async def metrics_route(services: ServicesDep) -> Response:
     },
 )
 async def healthz(services: ServicesDep) -> JSONResponse:
-    """200 ``ok`` once started; 503 ``unavailable`` with the reason while the database cannot be written or,
-    in a cluster, while the node drains (a load balancer then sends it no new sockets)."""
+    """200 ``ok`` once started; 200 ``degraded`` with the reason while SQLite's WAL checkpoints fail (every
+    write goes through; the WAL grows); 503 ``unavailable`` with the reason while the database cannot be
+    written (the WAL over its limit included) or, in a cluster, while the node drains (a load balancer then
+    sends it no new sockets)."""
     registry = services.registry
     body: dict[str, Any] = {
         "status": "ok",
@@ -42,6 +44,10 @@ async def healthz(services: ServicesDep) -> JSONResponse:
     if registry.cluster is not None:
         body["node"] = registry.cluster.node
     problem = registry.problem()
-    if problem is None:
-        return JSONResponse(body)
-    return JSONResponse({**body, "status": "unavailable", "reason": problem}, status_code=503)
+    if problem is not None:
+        return JSONResponse({**body, "status": "unavailable", "reason": problem}, status_code=503)
+    store = services.store
+    trouble = store.checkpoint_problem() if store is not None else None
+    if trouble is not None:  # every write still goes through: the node stays in a load balancer's rotation
+        return JSONResponse({**body, "status": "degraded", "reason": trouble})
+    return JSONResponse(body)
