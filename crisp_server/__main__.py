@@ -220,6 +220,9 @@ def cmd_backup_or_restore(args: argparse.Namespace) -> int:
     except files.Refused as exc:
         print(f"crisp-server {args.command}: {exc}", file=sys.stderr)
         return 2
+    except files.Unwritable as exc:
+        print(f"crisp-server {args.command}: failed: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # SQLite, the disk, a migration that failed: the operator's to read, not a traceback
         said = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         print(f"crisp-server {args.command}: failed, nothing replaced: {type(exc).__name__}: {said}", file=sys.stderr)
