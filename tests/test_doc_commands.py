@@ -299,8 +299,10 @@ def run_help(scratch: Scratch, line: Line) -> None:
 
 def run_backup(scratch: Scratch, line: Line) -> None:
     out = scratch.bash(line.text)
-    assert out.startswith(f"backed up {scratch.dir / 'data' / 'crisp.sqlite3'} to backups/crisp-"), out
-    assert len(list((scratch.dir / "backups").glob("crisp-*.sqlite3"))) == 1
+    copied = re.match(rf"backed up {re.escape(str(scratch.dir / 'data' / 'crisp.sqlite3'))} to (\S+): ", out)
+    assert copied is not None, out
+    with sqlite3.connect(scratch.dir / copied[1]) as db:  # in backups/, which the command made
+        assert db.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
 
 
 def run_cron(scratch: Scratch, line: Line) -> None:
