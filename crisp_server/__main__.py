@@ -64,10 +64,21 @@ def _settings(**overrides: Any) -> Settings | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="crisp-server", description="Crisp: the card game of memory and bluff.")
-    sub = parser.add_subparsers(dest="command")
+    parser = argparse.ArgumentParser(
+        prog="crisp-server",
+        usage="crisp-server [--host HOST] [--port PORT]\n       crisp-server COMMAND [options]",
+        description="Crisp: the card game of memory and bluff. Without a command it runs the server (the same as "
+        "crisp-server serve): it applies the database migrations and serves the game. Every setting is an "
+        "environment variable (CRISP_PUBLIC_URL, CRISP_DATA_DIR, ...: docs/hosting.md).",
+        epilog="crisp-server COMMAND --help shows a command's options.",
+    )
+    server = parser.add_argument_group("running the server (no command, or serve)")
+    _serve_options(server)
+    sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND", prog="crisp-server")
 
-    p_serve = sub.add_parser("serve", help="run the server (the default command)")
+    p_serve = sub.add_parser(
+        "serve", help="run the server (the default command)", description="Run the server (the default command)."
+    )
     _serve_options(p_serve)
 
     p_replay = sub.add_parser("replay", help="replay crisp-record/1 files and print their results as JSON")
@@ -220,6 +231,9 @@ def cmd_backup_or_restore(args: argparse.Namespace) -> int:
     except files.Refused as exc:
         print(f"crisp-server {args.command}: {exc}", file=sys.stderr)
         return 2
+    except files.Unwritable as exc:
+        print(f"crisp-server {args.command}: failed: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # SQLite, the disk, a migration that failed: the operator's to read, not a traceback
         said = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         print(f"crisp-server {args.command}: failed, nothing replaced: {type(exc).__name__}: {said}", file=sys.stderr)
@@ -232,7 +246,7 @@ def cmd_backup_or_restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_options(parser: argparse.ArgumentParser) -> None:
+def _serve_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     parser.add_argument("--host", help="address to listen on (CRISP_HOST, default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port to listen on (CRISP_PORT, default 8000)")
 

@@ -91,7 +91,7 @@ crisp_compile() {
     echo "== the engine and rooms are compiled from the current sources"
     return 0
   fi
-  echo "== compiling the engine and rooms with mypyc (a minute or two)"
+  echo "== compiling the engine and rooms with mypyc (a few minutes; about ten on a busy two-core machine)"
   log=$(mktemp)
   if ! CRISP_NATIVE=auto "$PY" "$crisp_root/scripts/build_native.py" >"$log" 2>&1; then
     cat "$log" >&2

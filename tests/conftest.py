@@ -126,7 +126,11 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, None]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Under CI a skipped test fails the run (PostgreSQL and Chromium are installed there by .ci/run)."""
+    """The run's own PostgreSQL cluster, if a test started one, is stopped and deleted (tests/databases.py).
+    Under CI a skipped test fails the run (PostgreSQL and Chromium are installed there by .ci/run)."""
+    databases = sys.modules.get("tests.databases")
+    if databases is not None:
+        databases.stop_own_cluster()
     if not IN_CI:
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

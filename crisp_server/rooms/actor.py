@@ -50,6 +50,10 @@ class RoomActor(ABC):
         self.room_id = room_id or secrets.token_hex(8)
         self.store = store
         self.link = link
+        #: A room rebuilt from the database without ``CRISP_PUBLIC_URL``: the first time its host's page comes
+        #: back, the link takes that page's address (the server may have moved, or a backup was restored
+        #: on another machine).
+        self.relink = False
         self.settings = settings
         self.clock = clock
         self._on_close = on_close

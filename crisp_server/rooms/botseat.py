@@ -43,6 +43,7 @@ class BotDriver:
         self.level = level
         self.stand_in = stand_in
         self.room: Room | None = None
+        self.origin: str | None = None  # no page: a computer player's seat never makes the room's link
         self.bot = Bot(level, random.Random(seed))
         self._clock = clock
         self._pause = pause

@@ -54,9 +54,17 @@ class Room(Recovery):
         replaying its record. Nobody is connected yet: a game waits for its first player back (the downtime
         counts towards abandoning it); then the round clock goes on from the last stored instant (the
         downtime counts against nobody), an open crisp window closes and the current move gets a fresh full
-        clock. Its version goes on above every one it may have sent (saved before anyone hears from it)."""
-        room = cls(stored.code, stored.link, settings, clock, on_close, store=store, room_id=stored.id)
+        clock. Its version goes on above every one it may have sent (saved before anyone hears from it).
+        Its link follows this server's address, not the one it was created under (a backup restored on another
+        server, a server that moved): ``CRISP_PUBLIC_URL`` if set, else the address its host's page comes back
+        at (``Seating._resume``)."""
+        public = settings.public_url
+        link = f"{public}/r/{stored.code}" if public else stored.link
+        room = cls(stored.code, link, settings, clock, on_close, store=store, room_id=stored.id)
         room._load(stored)
+        room.relink = not public
+        if link != stored.link:
+            room._save_room()
         room._seat_computers()
         # Above every version a client may have seen: saved before anything is sent (Registry.restore).
         room.v = room._v_sent = stored.v

@@ -116,6 +116,13 @@ class Seating(TableFlow):
             if self.seats[self.host].left:  # everyone had left: the first one back hosts
                 self.host = index
             self._save_room()
+        if self.relink and index == self.host and conn.origin is not None:
+            # The room's link is its host's page's address: after a restore, the address the server has now.
+            self.relink = False
+            link = f"{conn.origin}/r/{self.code}"
+            if link != self.link:
+                self.link = link
+                self._save_room()
         self._greet(conn, index, None, again=True)
         events = self._unpause()
         self._publish(events, [{"type": "connected", "seat": index}])

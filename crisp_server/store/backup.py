@@ -38,6 +38,11 @@ class InUse(Refused):
     """A server (or a restore) holds the database's lock."""
 
 
+class Unwritable(Exception):
+    """The copy cannot be written where it was asked to go (a folder that cannot be made, no permission): the
+    message names the folder or file and the system's reason."""
+
+
 @dataclass(frozen=True, slots=True)
 class Copied:
     target: Path
@@ -97,6 +102,7 @@ def backup(database: Path, target: Path, *, force: bool = False) -> Copied:
     if target.exists() and not force:
         raise Refused(f"{target} exists: choose another name, or add --force to replace it")
     partial = target.with_name(target.name + ".partial")
+    _writable(partial)
     for leftover in (partial, *(partial.with_name(partial.name + s) for s in ("-journal", *SIDE_FILES))):
         leftover.unlink(missing_ok=True)  # an earlier backup that was stopped
     start = time.perf_counter()
@@ -121,6 +127,27 @@ def backup(database: Path, target: Path, *, force: bool = False) -> Copied:
     partial.replace(target)
     _fsync(target.parent)
     return Copied(target, target.stat().st_size, time.perf_counter() - start)
+
+
+def _writable(partial: Path) -> None:
+    """Make ``partial``'s folder if it is missing (as ``mkdir -p`` would) and make sure a file can be written
+    there; ``Unwritable`` naming the folder otherwise (SQLite would only say "unable to open database file")."""
+    folder = partial.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Unwritable(
+            f"cannot create the folder {folder} ({exc.strerror or exc}): create it, writable by this user, or "
+            "choose another"
+        ) from None
+    try:
+        with partial.open("ab"):
+            pass
+    except OSError as exc:
+        raise Unwritable(
+            f"cannot write in the folder {folder} ({exc.strerror or exc}): make it writable by this user, or "
+            "choose another"
+        ) from None
 
 
 def check(path: Path, migrations: Path | None = None) -> str:

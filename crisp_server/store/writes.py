@@ -138,13 +138,14 @@ def _resume_append(dialect: str) -> Any:
 
 @functools.cache
 def _room_upsert(dialect: str) -> Any:
-    """Insert a room, or update its phase, host and options: built once per dialect (building it costs more
-    than running it)."""
+    """Insert a room, or update its link, phase, host and options: built once per dialect (building it costs
+    more than running it)."""
     ins = postgresql_insert if dialect == "postgresql" else sqlite_insert
     stmt = ins(_ROOMS)
     return stmt.on_conflict_do_update(
         index_elements=["id"],
         set_={
+            "link": stmt.excluded.link,
             "phase": stmt.excluded.phase,
             "host": stmt.excluded.host,
             "options": stmt.excluded.options,
@@ -191,14 +192,15 @@ def _action_values(op: AppendAction) -> tuple[Any, ...]:
 
 
 def _upsert_rooms(sink: Sink, rooms: list[SaveRoom], written: Written) -> None:
-    """Insert or update rooms. A room written before with the same options only has its phase, host and
-    time updated; its seats are rewritten only when they changed (far less often than phases)."""
+    """Insert or update rooms. A room written before with the same options and link only has its phase, host
+    and time updated; its seats are rewritten only when they changed (far less often than phases)."""
     now = utc_now()
     fresh: list[SaveRoom] = []
     known: list[SaveRoom] = []
     for r in rooms:
         before = written.get(r.room_id)
-        (known if before is not None and before.options == r.options else fresh).append(r)
+        same = before is not None and before.options == r.options and before.link == r.link
+        (known if same else fresh).append(r)
     if fresh:
         rows = [
             {

@@ -78,6 +78,7 @@ class Bridge:
         await send({"type": "websocket.accept"})
         metrics = services.metrics
         conn = Connection(send, services.settings.send_queue, client_address(websocket), metrics.sent)
+        conn.origin = services.base_url(websocket.url.scheme, websocket.headers.get("host"))
         metrics.connections.inc()
         try:
             await self.serve(conn, websocket, receive)

@@ -66,6 +66,8 @@ class Connection:
         self._on_send = on_send
         self.client = client
         self.lang = "en"
+        #: The address the page was opened at (``Services.base_url``): the room's link is made of its host's.
+        self.origin: str | None = None
         self.room: Room | None = None  # set by the room when it admits this connection
         self.target: Room | None = None  # the room this connection last addressed
         self._queue: deque[bytes | tuple[int, str]] | None = None  # made by the first frame that must wait

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.harness import Cluster, haproxy_binary, require
-from tests.databases import PG_URL, database
+from tests.databases import PG_AVAILABLE, PG_PROBLEM, database
 
 MakeCluster = Callable[..., Cluster]
 
@@ -23,7 +23,7 @@ _CLUSTERS = pytest.StashKey[list[Cluster]]()
 def make_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeCluster]:
     """``make_cluster(nodes=3, **options)``: a started :class:`Cluster` (options as its constructor's) on a
     database of its own; everything is stopped and the database dropped when the test ends."""
-    require(PG_URL is not None, "no CRISP_TEST_DATABASE_URL: the cluster tests need PostgreSQL")
+    require(PG_AVAILABLE, f"the cluster tests need PostgreSQL: {PG_PROBLEM}")
     require(haproxy_binary() is not None, "no haproxy (apt-get install haproxy)")
     clusters = request.node.stash.setdefault(_CLUSTERS, [])
     with ExitStack() as stack:
@@ -44,7 +44,7 @@ def pg_url(tmp_path: Path) -> Iterator[str]:
     """A migrated throwaway PostgreSQL database (for nodes in the test's own process)."""
     from crisp_server.store.migrate import upgrade
 
-    require(PG_URL is not None, "no CRISP_TEST_DATABASE_URL: the cluster tests need PostgreSQL")
+    require(PG_AVAILABLE, f"the cluster tests need PostgreSQL: {PG_PROBLEM}")
     with database("postgresql", tmp_path) as url:
         upgrade(url)
         yield url

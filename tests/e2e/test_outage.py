@@ -16,10 +16,10 @@ rules let them. Midway the database fails (see each test), for 15 s, and comes b
 PostgreSQL, two ways. Stopped: a cluster of the test's own (``initdb`` in a temporary folder, a free port)
 is shut down with ``pg_ctl stop -m fast`` (sessions are ended, new connections refused) and started again;
 stopping the suite's cluster would take the database away from every other test running at the same time.
-PostgreSQL refuses to run as root, so the cluster runs as the ``postgres`` user, which needs root (CI runs
-as root). Unreachable: the server reaches the suite's PostgreSQL through a TCP proxy in this test, which
-the test cuts (every connection reset, new ones refused) and reopens; it needs nothing but the database the
-suite already has, and so runs wherever ``CRISP_TEST_DATABASE_URL`` is set.
+As root the cluster runs as the ``postgres`` user (``tests.databases.Cluster``: PostgreSQL refuses root).
+Unreachable: the server reaches the suite's PostgreSQL through a TCP proxy in this test, which the test cuts
+(every connection reset, new ones refused) and reopens; it needs nothing but the database the suite already
+has (``CRISP_TEST_DATABASE_URL``, or the run's own cluster).
 
 SQLite, two ways. The WAL file made immutable (``chattr +i``: no write, not even through the server's open
 descriptors; needs root) and writable again: a connection opened meanwhile opened it read-only, and is
@@ -36,14 +36,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import os
-import pwd
 import resource
-import shutil
 import signal
 import sqlite3
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
@@ -59,7 +54,7 @@ from crisp_server.client import CrispClient
 from crisp_server.engine import parse_record, replay_game
 from tests import storage_faults as faults
 from tests.conftest import IN_CI
-from tests.databases import PG_URL, database
+from tests.databases import PG_AVAILABLE, PG_PROBLEM, Cluster, database, own_cluster_problem
 from tests.e2e.continuity import essentials, went_on_from
 from tests.e2e.continuity import next_move as _move
 from tests.e2e.procs import free_port, server_process
@@ -322,7 +317,7 @@ class Proxy:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not PG_URL and not IN_CI, reason="no CRISP_TEST_DATABASE_URL")
+@pytest.mark.skipif(not PG_AVAILABLE and not IN_CI, reason=PG_PROBLEM or "")
 async def test_postgresql_unreachable_for_15_s_during_30_games(tmp_path: Path) -> None:
     with database("postgresql", tmp_path) as url:
         real = make_url(url)
@@ -336,61 +331,15 @@ async def test_postgresql_unreachable_for_15_s_during_30_games(tmp_path: Path) -
     print(f"PostgreSQL unreachable {OUTAGE_SECONDS:.0f} s during 30 games: {figures}")
 
 
-#: The PostgreSQL programs, for a cluster of the test's own (Debian's layout: the newest version installed).
-PG_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), default=None, key=lambda p: int(p.parent.name))
-
-
-def _can_run_a_cluster() -> bool:
-    """A throwaway cluster is run as the ``postgres`` user (PostgreSQL refuses root): this needs root."""
-    if PG_BIN is None or not (PG_BIN / "initdb").exists() or os.geteuid() != 0 or shutil.which("runuser") is None:
-        return False
-    try:
-        pwd.getpwnam("postgres")
-    except KeyError:
-        return False
-    return True
-
-
-class Cluster:
-    """A PostgreSQL cluster of the test's own, in a temporary folder, on a free port: stopping it stops
-    nobody else's database."""
-
-    def __init__(self) -> None:
-        assert PG_BIN is not None
-        self.port = free_port()
-        self.dir = Path(tempfile.mkdtemp(prefix="crisp-pg-"))  # /tmp: the postgres user must reach it
-        shutil.chown(self.dir, "postgres")
-        self.data = self.dir / "data"
-        self._as_postgres("initdb", "-D", str(self.data), "-A", "trust", "-U", "crisp")
-        self.url = f"postgresql+asyncpg://crisp@127.0.0.1:{self.port}/crisp"
-
-    def _as_postgres(self, program: str, *args: str) -> None:
-        assert PG_BIN is not None
-        command = ["runuser", "-u", "postgres", "--", str(PG_BIN / program), *args]
-        subprocess.run(command, check=True, capture_output=True, timeout=60)
-
-    def start(self) -> None:
-        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._as_postgres("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w", "start")
-
-    def stop(self) -> None:
-        self._as_postgres("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
-
-    def remove(self) -> None:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _can_run_a_cluster() and not IN_CI, reason="a PostgreSQL cluster of its own needs root")
+@pytest.mark.skipif(own_cluster_problem() is not None and not IN_CI, reason=own_cluster_problem() or "")
 async def test_postgresql_stopped_for_15_s_during_30_games(tmp_path: Path) -> None:
     """The real thing: PostgreSQL shuts down (``pg_ctl stop -m fast``: sessions are ended) and starts again
     15 s later; the server's pool must notice its connections are gone."""
     cluster = Cluster()
     try:
         cluster.start()
-        cluster._as_postgres("createdb", "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "crisp", "crisp")
+        cluster.createdb("crisp")
 
         async def stop() -> None:
             await asyncio.to_thread(cluster.stop)

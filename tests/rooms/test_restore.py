@@ -3,12 +3,14 @@ their version ``v`` above every one they sent before."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import httpx
 import pytest
+import segno
 
-from crisp_server.client import ProtocolError
+from crisp_server.client import CrispClient, ProtocolError
 from crisp_server.rooms import publishing as room_module
 from tests.openapi import assert_documented
 from tests.web.harness import running_server
@@ -111,3 +113,80 @@ async def test_the_room_version_never_goes_back_across_restarts(
             assert min(after) > max(seen), f"v went back: {max(seen)} before the restart, {min(after)} after"
             assert welcome["v"] == min(after)
             seen += after
+
+
+async def test_a_restored_room_links_to_the_servers_current_address(tmp_path: Path) -> None:
+    """A backup served at another address (CRISP_PUBLIC_URL): the lobby's link and its QR code name the new one,
+    and so does the database (for the nodes that read a room from it)."""
+    async with running_server(persist=True, data_dir=tmp_path, public_url="http://old.example") as server:
+        code, (ana,) = await server.lobby(["Ana"])
+        assert ana.state is not None
+        assert ana.state["room"]["link"] == f"http://old.example/r/{code}"
+        token = ana.token
+        await ana.request({"type": "ping"})
+
+    new_link = f"https://crisp.example.org/r/{code}"
+    async with running_server(persist=True, data_dir=tmp_path, public_url="https://crisp.example.org/") as server:
+        assert token is not None
+        ana = await server.client()
+        welcome = await ana.resume(code, token)
+        assert welcome["link"] == new_link
+        assert ana.state is not None
+        assert ana.state["room"]["link"] == new_link
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            assert (await http.get(f"/api/rooms/{code}")).json()["link"] == new_link
+            qr = await http.get(f"/api/rooms/{code}/qr.svg")
+        assert qr.status_code == 200
+        assert qr.content == (await http_qr(new_link))
+        store = server.app.state.services.store
+        assert store is not None
+        summary = await store.room_summary(code)
+        assert summary is not None
+        assert summary.link == new_link
+
+
+async def http_qr(link: str) -> bytes:
+    """The QR code's SVG the server makes for ``link`` (the same call as the route)."""
+    out = io.BytesIO()
+    segno.make(link, error="m").save(out, kind="svg", scale=6, dark="#111", light="#fff", border=2, xmldecl=False)
+    return out.getvalue()
+
+
+async def test_without_a_public_url_a_restored_rooms_link_takes_its_hosts_new_address(tmp_path: Path) -> None:
+    """No CRISP_PUBLIC_URL: the link is made of the address the host's page uses. After a restore (here: the
+    same database served again, opened by another name and port) a returning guest changes nothing; the host's
+    page coming back gives the room the address it uses now, and every member is told."""
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        ws = f"ws://localhost:{server.port}/ws"
+        ana = await server.stack.enter_async_context(CrispClient.connect(ws))
+        code = await ana.create("Ana")
+        ben = await server.stack.enter_async_context(CrispClient.connect(ws))
+        await ben.join(code, "Ben")
+        old_link = f"http://localhost:{server.port}/r/{code}"
+        assert ana.state is not None
+        assert ana.state["room"]["link"] == old_link
+        tokens = (ana.token, ben.token)
+        await ana.request({"type": "ping"})
+
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        assert tokens[0] is not None
+        assert tokens[1] is not None
+        new_link = f"{server.http}/r/{code}"  # 127.0.0.1 and this server's port
+        ben = await server.client()
+        await ben.resume(code, tokens[1])
+        assert ben.state is not None
+        assert ben.state["room"]["link"] == old_link  # a guest's address is not the room's
+        ana = await server.client()
+        welcome = await ana.resume(code, tokens[0])
+        assert welcome["link"] == new_link
+        await ben.wait_for(lambda c: c.state is not None and c.state["room"]["link"] == new_link, what="the link")
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            assert (await http.get(f"/api/rooms/{code}")).json()["link"] == new_link
+        await ana.request({"type": "ping"})
+
+    async with running_server(persist=True, data_dir=tmp_path) as server:  # it was saved
+        store = server.app.state.services.store
+        assert store is not None
+        summary = await store.room_summary(code)
+        assert summary is not None
+        assert summary.link == new_link

@@ -53,6 +53,7 @@ class Phone:
     def __init__(self) -> None:
         self.lang = "en"
         self.room: Room | None = None
+        self.origin: str | None = "http://test"
         self.frames: list[dict[str, Any]] = []
         self.closed: tuple[int, str] | None = None
 

@@ -4,9 +4,13 @@ use; and the database a restore replaces is kept whole, its WAL included."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,3 +180,54 @@ def test_an_older_backup_is_migrated_when_restored(
         assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("0005",)
     with sqlite3.connect(old) as db:  # the backup itself is left as it was
         assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("0002",)
+
+
+def test_backup_makes_the_folder_it_writes_to(data: Path, tmp_path: Path) -> None:
+    target = tmp_path / "backups" / "nightly" / "crisp-2026-12-04.sqlite3"
+    assert main(["backup", str(target)]) == 0
+    assert rooms(target) == ["ABCDEF"]
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+
+
+def test_a_backup_that_cannot_be_written_exits_1_with_one_line_naming_the_folder(data: Path, tmp_path: Path) -> None:
+    """As the real command: a cron job sees a non-zero exit and one line that says what to fix (a file where
+    a folder must be: the folder cannot be made, even by root)."""
+    blocker = tmp_path / "backups"
+    blocker.write_text("not a folder")
+    target = blocker / "crisp.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-m", "crisp_server", "backup", str(target)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CRISP_DATA_DIR": str(data)},
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"crisp-server backup: failed: cannot create the folder {blocker} ("), lines[0]
+    assert blocker.read_text() == "not a folder"
+
+
+def test_a_folder_that_cannot_be_written_is_named(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    real_open = Path.open
+
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:  # as for a folder of another user (root may write)
+        if self.parent == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refuse)
+    assert main(["backup", str(folder / "crisp.sqlite3")]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err == f"crisp-server backup: failed: cannot write in the folder {folder} (Permission denied): make it "
+        "writable by this user, or choose another\n"
+    )
+    assert list(folder.iterdir()) == []
