@@ -1,5 +1,5 @@
 """A player who comes back to a game abandoned meanwhile (nobody was connected for CRISP_IDLE_GAME_HOURS)
-finds the room closed, and the page offers the game's record, which downloads."""
+finds the room closed, and the link's page offers the game's record, which downloads."""
 
 from __future__ import annotations
 
@@ -50,8 +50,10 @@ def test_the_record_of_a_game_abandoned_meanwhile_is_offered(browser: Browser, t
         )
         page.goto(f"{base}/r/{code}")
         expect(page.get_by_role("alert")).to_contain_text("does not exist any more")
-        panel = page.locator(".history")
-        expect(panel).to_contain_text(f"Games of room {code}")
+        # The link's own card, in the Join button's place: the room's games, a new room, Home.
+        panel = page.locator(".link-gone")
+        expect(panel).to_contain_text(f"Room {code}")
+        assert page.locator('[data-key="join"]').count() == 0
         expect(panel).to_contain_text("unfinished")
         expect(panel).to_contain_text("Ana 0")
         page.screenshot(path=str(shots / "abandoned-game-home.png"))
