@@ -166,7 +166,8 @@ class Reads:
             return found
 
     async def past_games(self, room_id: str) -> list[dict[str, Any]]:
-        """The room's ended games, newest first: players, totals, winners, and whether it was abandoned."""
+        """The room's ended games, newest first: players, totals, winners, whether it was abandoned, and
+        whether its replay is public by link."""
         async with self.sessions() as session:
             rows = await _ended_games(session, room_id)
             return [
@@ -177,6 +178,7 @@ class Reads:
                     "winners": result.winners,
                     "abandoned": game.abandoned,
                     "finished_at": result.finished_at.isoformat(),
+                    "public": bool(game.public),
                 }
                 for game, result in rows
             ]

@@ -85,6 +85,7 @@ class PastGame(_Body):
     winners: list[int] = Field(description="the seats with the lowest total; none for an abandoned game")
     abandoned: bool = Field(description="the game ended unfinished: no player was connected for a long time")
     finished_at: str = Field(description="ISO 8601, UTC")
+    public: bool = Field(description="its replay is public by link: anyone may open `/g/{id}`")
 
 
 class ReplayOptions(_Body):

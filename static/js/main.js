@@ -141,6 +141,12 @@ function onError(msg) {
       if (msg.code === "room_not_found") loadGoneGames(held);
       forgetSession(room);
     }
+    // The link's room closed since the page asked (or a seat held there found it closed): no Join button,
+    // its games instead.
+    if (msg.code === "room_not_found" && room && room === app.joinCode) {
+      app.linkGone = { code: room, existed: true };
+      if (!held) loadGoneGames({ room, token: null, name: null });
+    }
     app.session = null;
     app.following = null;
     net.stop();
@@ -307,11 +313,12 @@ async function loadHistory(code) {
 }
 
 async function loadGoneGames(session) {
-  app.gone = { room: session.room, token: session.token, games: [] };
+  app.gone = { room: session.room, token: session.token, games: [], loaded: false };
   try {
     const response = await fetch(`/api/rooms/${encodeURIComponent(session.room)}/games`);
     if (!response.ok || app.gone?.room !== session.room) return;
     app.gone.games = await response.json();
+    app.gone.loaded = true;
     rememberGames(session.room, app.gone.games, session.name, session.token);
     render();
   } catch {
@@ -419,8 +426,18 @@ async function lookUp(code) {
   try {
     const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout?.(3000) });
     if (response.ok) app.roomInfo = await response.json();
-    // A room that closed (an old link), or a code no room had (a typo): the answer says which.
-    else if (response.status === 404) app.notice = t((await response.json()).existed ? "roomGone" : "noSuchRoom");
+    else if (response.status === 404) {
+      // A room that closed (an old link), or a code no room had (a typo): the answer says which. A closed
+      // room's ended games are still kept a while: the page offers them, with the seat token held there.
+      const { existed } = await response.json();
+      app.notice = t(existed ? "roomGone" : "noSuchRoom");
+      app.linkGone = { code, existed: Boolean(existed) };
+      if (existed) {
+        const held = sessionFor(code);
+        if (held) forgetSession(code); // a seat left there cannot be taken back any more
+        await loadGoneGames({ room: code, token: held?.token ?? null, name: held?.name ?? null });
+      }
+    }
   } catch {
     /* offline or slow: the join will say so */
   }

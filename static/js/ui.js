@@ -3,6 +3,7 @@
 
 import { h, svg } from "./dom.js";
 import { getLang, levelName, setLang, t } from "./i18n.js";
+import { gameFor } from "./games.js";
 import { actions, app, effects } from "./state.js";
 
 const toastEl = document.getElementById("toast");
@@ -267,31 +268,47 @@ function gamesPanel(title, games, mine, token) {
     "div",
     { class: "card-panel history" },
     h("h2", {}, title),
-    h(
-      "ol",
-      { class: "past-games" },
-      games.map((g) =>
+    gameList(games, (g) => (mine(g) ? { replay: true, token } : { replay: false, token: null })),
+  );
+}
+
+/** The games of a room whose link was opened after the room closed: each one's result, its replay where
+ * this device may open it (a game it played and kept, or one its host made public), its record where this
+ * device holds a token of the room (`token`) or of the game. */
+export function closedRoomGames(games, token) {
+  return gameList(games, (g) => {
+    const kept = gameFor(g.id);
+    return { replay: Boolean(kept) || g.public === true, token: kept?.token ?? token ?? null };
+  });
+}
+
+/** Ended games as a list: the scores (the winners starred), and the links `opens(g)` allows: {replay, token}. */
+function gameList(games, opens) {
+  return h(
+    "ol",
+    { class: "past-games" },
+    games.map((g) => {
+      const { replay, token } = opens(g);
+      return h(
+        "li",
+        {},
         h(
-          "li",
-          {},
-          h(
-            "span",
-            { class: "past-scores" },
-            g.players.map((name, i) =>
-              h("span", { class: g.winners.includes(i) ? "winner" : "" }, `${g.winners.includes(i) ? "★ " : ""}${name} ${g.totals[i]}`),
-            ),
-            g.abandoned ? h("span", { class: "muted" }, t("abandoned")) : null,
+          "span",
+          { class: "past-scores" },
+          g.players.map((name, i) =>
+            h("span", { class: g.winners.includes(i) ? "winner" : "" }, `${g.winners.includes(i) ? "★ " : ""}${name} ${g.totals[i]}`),
           ),
-          mine(g)
-            ? h(
-                "span",
-                { class: "game-links" },
-                h("a", { class: "button small", href: `/g/${encodeURIComponent(g.id)}`, "data-key": `replay-${g.id}` }, t("replayShort")),
-                h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id, token) }, t("downloadRecord")),
-              )
-            : null,
+          g.abandoned ? h("span", { class: "muted" }, t("abandoned")) : null,
         ),
-      ),
-    ),
+        replay || token
+          ? h(
+              "span",
+              { class: "game-links" },
+              replay ? h("a", { class: "button small", href: `/g/${encodeURIComponent(g.id)}`, "data-key": `replay-${g.id}` }, t("replayShort")) : null,
+              token ? h("button", { class: "small", "data-key": `record-${g.id}`, onclick: () => downloadRecord(g.id, token) }, t("downloadRecord")) : null,
+            )
+          : null,
+      );
+    }),
   );
 }

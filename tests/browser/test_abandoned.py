@@ -55,8 +55,10 @@ def test_the_record_of_a_game_abandoned_meanwhile_is_offered(browser: Browser, t
         )
         page.goto(f"{base}/r/{code}")
         expect(page.get_by_role("alert")).to_contain_text("does not exist any more")
-        panel = page.locator(".history")
-        expect(panel).to_contain_text(f"Games of room {code}")
+        # The link's own card, in the Join button's place: the room's games, a new room, Home.
+        panel = page.locator(".link-gone")
+        expect(panel).to_contain_text(f"Room {code}")
+        assert page.locator('[data-key="join"]').count() == 0
         expect(panel).to_contain_text("unfinished")
         expect(panel).to_contain_text("Ana 0")
         page.screenshot(path=str(shots / "abandoned-game-home.png"))

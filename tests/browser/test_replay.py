@@ -20,7 +20,7 @@ from crisp_server.engine import Options
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
-from tests.browser.harness import fits, open_page, watch
+from tests.browser.harness import fits, open_page, page_check, watch
 from tests.e2e.procs import server_process
 from tests.store.games import StoredGame, store_played
 
@@ -378,5 +378,63 @@ def test_names_in_a_sentence_and_a_players_own_replay(
                 "Du hast vom Nachziehstapel gezogen.",
             ],
         }
+    finally:
+        context.close()
+
+
+def every_step_readable(page: Page) -> tuple[list[str], list[int]]:
+    """Where a step's words are hidden (js/replay_lines.js), stepping through the whole game; and the steps
+    whose page is taller than the screen."""
+    found = page.evaluate(page_check("replay_lines"))
+    return list(found["problems"]), list(found["scrolls"])
+
+
+#: Phone sizes, languages, themes and games (3 or 8 players) the replay's words are checked in.
+READABLE = [
+    (360, 640, "en-GB", False, "three"),
+    (360, 640, "de-DE", True, "three"),
+    (360, 640, "en-GB", True, "eight"),
+    (360, 640, "de-DE", False, "eight"),
+    (320, 568, "de-DE", False, "three"),
+    (320, 568, "en-GB", True, "eight"),
+    (412, 915, "de-DE", True, "eight"),
+]
+
+
+@pytest.mark.parametrize("case", READABLE, ids=lambda c: "-".join(map(str, c)))
+def test_every_line_of_every_step_is_readable(
+    browser: Browser,
+    served: tuple[str, dict[str, StoredGame]],
+    shots: Path,
+    case: tuple[int, int, str, bool, str],
+) -> None:
+    """Each step's text box shows all it says (the Crisp call's ±5, the round's points, a seat's peeks): its
+    box never hides a line, and it is on the screen or reached by scrolling the page, in both points of view.
+    From 360x640 on, every step fits the screen with the controls (no scrolling); on a 320x568 phone the
+    page may grow for the longest words."""
+    width, height, locale, dark, players = case
+    base, games = served
+    game = games[players]
+    lang, theme = locale[:2], "dark" if dark else "light"
+    context, page = open_page(browser, width, height, locale, dark)
+    errors: list[str] = []
+    watch(page, errors)
+    try:
+        keep(page, base, game, 0)
+        page.goto(f"{base}/g/{game.id}")
+        expect(page.locator(".screen.replay")).to_be_visible()
+        page.emulate_media(reduced_motion="reduce")  # the text, not the flights
+        for pov in ("all", "0"):
+            pick(page, pov)
+            problems, scrolls = every_step_readable(page)
+            assert problems == []
+            if width >= 360:
+                assert scrolls == [], f"the page scrolls at steps {scrolls} ({pov})"
+        # The longest words: a round's end with the Crisp call's ±5 and every player's points.
+        page.keyboard.press("End")
+        page.wait_for_timeout(1200)
+        page.screenshot(path=str(shots / f"replay-lines-{players}-{width}x{height}-{lang}-{theme}.png"), full_page=True)
+        assert fits(page, controls=width >= 360) == []
+        assert not errors, errors
     finally:
         context.close()

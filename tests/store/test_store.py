@@ -226,6 +226,10 @@ async def test_history_lists_finished_games_only(store: Store) -> None:
     assert [g["id"] for g in games] == [finished_id]
     assert games[0]["players"] == ["P0", "P1"]
     assert min(games[0]["totals"]) == games[0]["totals"][games[0]["winners"][0]]
+    # Whether anyone may open its replay (the link page of a closed room offers the public ones).
+    assert games[0]["public"] is False
+    assert await store.set_public(finished_id, True)
+    assert [g["public"] for g in await store.past_games("room7")] == [True]
 
 
 async def test_retention_closes_idle_lobbies_and_deletes_old_games(store: Store) -> None:

@@ -7,7 +7,7 @@ import { levelName, t } from "../i18n.js";
 import { recentGames, rememberGames } from "../games.js";
 import { forgetSession, loadSessions } from "../net.js";
 import { actions, app } from "../state.js";
-import { LEVELS, askName, goneGamesPanel, nameField, topButtons } from "../ui.js";
+import { LEVELS, askName, closedRoomGames, goneGamesPanel, nameField, topButtons } from "../ui.js";
 
 const enter = (message) => actions.enter(message);
 
@@ -187,6 +187,45 @@ function linkCard(code, mine) {
   );
 }
 
+/** The linked room closed (an old link) or never was (a typo): no seat to take there, so what is left: the
+ * games it ended (their replays where this device may open them), a new room, the home screen. */
+function goneCard(code, gone) {
+  const kept = gone.existed && app.gone?.room === code && app.gone.loaded ? app.gone : null;
+  return h(
+    "div",
+    { class: "card-panel link-room link-gone" },
+    h("h2", {}, t("roomTitle", code)),
+    kept
+      ? kept.games.length
+        ? [h("p", { class: "muted" }, t("goneRoomGames")), closedRoomGames(kept.games, kept.token)]
+        : h("p", { class: "muted" }, t("goneRoomNoGames"))
+      : null,
+    h(
+      "div",
+      { class: "gone-actions" },
+      h(
+        "button",
+        {
+          class: "primary big",
+          type: "button",
+          "data-key": "create-new",
+          disabled: app.busy,
+          onclick: () => {
+            const name = nameOrAsk();
+            if (!name) return;
+            // The new room's page from now on: leaving it comes back home, not to the closed room's link.
+            app.joinCode = "";
+            app.linkGone = null;
+            enter({ type: "create", name });
+          },
+        },
+        t("goneCreate"),
+      ),
+      h("a", { class: "button secondary big", href: "/", "data-key": "home" }, t("goneHome")),
+    ),
+  );
+}
+
 /** Make a room for friends, or (without a link) join one by its code. */
 function friendsCard(code) {
   return h(
@@ -352,18 +391,19 @@ export function homeScreen() {
   let mine = code ? (held.find((s) => s.room === code) ?? null) : null;
   // A seat the server says is gone (a rematch dropped it) is not offered back: the link offers what anyone gets.
   if (mine && seatCheck(mine)?.held === false) mine = null;
+  const gone = code && app.linkGone?.code === code ? app.linkGone : null;
   return h(
     "section",
     { class: `screen home${code ? " with-link" : ""}` },
     topButtons(),
     h("header", { class: "hero" }, h("h1", { class: "logo" }, "Crisp"), h("p", { class: "tagline" }, t("tagline"))),
     app.notice ? h("p", { class: "notice", role: "alert" }, app.notice) : null,
-    goneGamesPanel(),
+    gone ? null : goneGamesPanel(), // the link's closed room shows its games in its own card
     yourRooms(code, held),
     // A seat this device holds in the linked room needs no name: the way back comes first.
-    mine ? [linkCard(code, mine), nameCard()] : [nameCard(), code ? linkCard(code, null) : null],
+    mine && !gone ? [linkCard(code, mine), nameCard()] : [nameCard(), gone ? goneCard(code, gone) : code ? linkCard(code, null) : null],
     practiceCard(),
-    friendsCard(code),
+    gone ? null : friendsCard(code), // the closed room's card offers a new room, and Home the code field
     recentGamesPanel(),
   );
 }
