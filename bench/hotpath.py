@@ -9,7 +9,7 @@ left out: they run in a process of their own in the server, on a timer of the wa
 
 Time is a ``ManualClock`` moved in steps of ``--step`` ms; in each step the room timers due fire, the
 frames due are handed to their sockets, and the event loop (uvloop) runs until every room's commits are
-done and delivered. The players act like the load test's bots (``crisp_server.loadtest.RoomBots``): a
+done and delivered. The players act like the load test's bots (``crisp_server.remote.loadtest.RoomBots``): a
 room plays one move per beat (0.5 to 1.5 s, ``--pace 1``), they say ``ready`` after each peek and round,
 the host asks for a rematch and starts it from the lobby. Every ``secrets`` draw (room codes, tokens,
 shuffles) comes from a seeded generator, so that a run is the same run every time.

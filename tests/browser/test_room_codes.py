@@ -9,7 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, expect
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.e2e.procs import server_process
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from crisp_server import loadtest as load
-from crisp_server.client import OPEN_TIMEOUT_S
-from crisp_server.loadtest import Probe
+from crisp_server.remote import loadtest as load
+from crisp_server.remote.client import OPEN_TIMEOUT_S
+from crisp_server.remote.loadtest import Probe
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from tests.e2e.procs import free_port, server_process

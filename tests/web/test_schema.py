@@ -20,12 +20,12 @@ import orjson
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from crisp_server import schema
 from crisp_server.engine import Code as RuleCode
 from crisp_server.engine import events as engine_events
-from crisp_server.protocol import DrawMsg, Inbound, Join, Ping, ProtocolCode, parse_inbound
 from crisp_server.rooms.room import Room
-from crisp_server.schema import InboundMessage
+from crisp_server.wire import schema
+from crisp_server.wire.protocol import DrawMsg, Inbound, Join, Ping, ProtocolCode, parse_inbound
+from crisp_server.wire.schema import InboundMessage
 from tests.web.harness import Harness
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
 """The wire protocol as a JSON Schema: every message a client sends and every message the server sends.
 
-Inbound messages are the pydantic models the server parses with (``crisp_server.protocol``). Outbound
+Inbound messages are the pydantic models the server parses with (``crisp_server.wire.protocol``). Outbound
 messages are built as plain dicts and encoded with orjson on the hot path (``crisp_server.rooms.publishing``,
 ``crisp_server.engine.events`` and ``views``); the models here describe them exactly, field by field, for
 the document (``docs/protocol.schema.json``, written by ``python -m crisp_server schema``) and for the
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 from pydantic.json_schema import models_json_schema
 
 from crisp_server.engine import Code as RuleCode
-from crisp_server.protocol import REACTIONS, BotLevel, Inbound, ProtocolCode
+from crisp_server.wire.protocol import REACTIONS, BotLevel, Inbound, ProtocolCode
 
 #: The JSON Schema dialect of the document.
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
