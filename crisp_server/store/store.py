@@ -8,8 +8,9 @@ Rooms describe what changed as operations (``operations.py``: ``SaveRoom``, ``Ap
 move the database does not have. The writer takes every operation waiting at that moment, from every room,
 into one transaction (group commit), so a busy server pays one commit for many actions. Operations of one
 room keep their order. Taking a group and telling its rooms is ``group.py``; what a group writes is
-``writes.py``; SQLite's direct path ``sqlite_fast.py``; the
-WAL checkpoints ``checkpoints.py``; the reads and retention ``reads.py``.
+``writes.py``; the engines and the writer's own SQLite connection ``connect.py``; SQLite's direct path
+``sqlite_fast.py``; the WAL checkpoints ``checkpoints.py``; the outage ``outage.py``; the reads and retention
+``reads.py``.
 """
 
 from __future__ import annotations
