@@ -107,9 +107,9 @@ def _graph(modules: Mapping[str, Module]) -> dict[str, set[str]]:
     return {name: _imported(name, m.is_package, m.tree, modules) for name, m in modules.items()}
 
 
-def _cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
-    """One shortest import loop per group of modules that import each other (a strongly connected
-    component of more than one module): ``[a, b, ..., a]``."""
+def _groups(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or not (strongly connected components of more
+    than one module), each sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -153,8 +153,13 @@ def _cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
                         break
                 if len(group) > 1:
                     groups.append(sorted(group))
+    return sorted(groups)
+
+
+def _cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """One shortest import loop per group of modules that import each other: ``[a, b, ..., a]``."""
     loops: list[list[str]] = []
-    for group in sorted(groups):
+    for group in _groups(graph):
         members = set(group)
         first = group[0]
         came_from: dict[str, str] = {}
@@ -207,7 +212,11 @@ GRAPH: Final = _graph(MODULES)
 
 def test_no_import_loop() -> None:
     loops = _cycles(GRAPH)
-    assert not loops, "import loops:\n" + "\n".join(" -> ".join(loop) for loop in loops)
+    groups = _groups(GRAPH)
+    assert not loops, "import loops:\n" + "\n".join(
+        f"{' -> '.join(loop)}\n  (one of the loops among {len(group)} modules: {', '.join(group)})"
+        for loop, group in zip(loops, groups, strict=True)
+    )
 
 
 def test_every_part_has_a_layer() -> None:
@@ -337,6 +346,7 @@ def test_imports_are_read_everywhere_and_resolved(tmp_path: Path) -> None:
 def test_a_loop_is_found_and_shown(tmp_path: Path) -> None:
     graph = {"m.a": {"m.b"}, "m.b": {"m.c"}, "m.c": {"m.a", "m.d"}, "m.d": set(), "m.e": {"m.d"}}
     assert _cycles(graph) == [["m.a", "m.b", "m.c", "m.a"]]
+    assert _groups(graph) == [["m.a", "m.b", "m.c"]]
     assert _cycles({"m.a": {"m.b"}, "m.b": set()}) == []
     modules = _made_up(
         tmp_path,
