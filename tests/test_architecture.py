@@ -30,7 +30,7 @@ LAYERS: Final[tuple[tuple[str, ...], ...]] = (
     ("crisp_server",),
     # The rules, pure (tests/engine/test_purity.py).
     ("engine",),
-    # Over the engine alone: the computer players, the wire format, the store.
+    # On the engine (and the leaves): the computer players, the wire format, the store.
     ("bots", "wire", "store"),
     # The rooms (engine, players, wire format, store); a finished game's replay (engine, players' memory).
     ("rooms", "replays"),
