@@ -14,12 +14,12 @@ from typing import Self
 
 import orjson
 
-from crisp_server import protocol as p
 from crisp_server.engine import Game, Options, Record
 from crisp_server.settings import Settings
 from crisp_server.store.leases import Fenced
 from crisp_server.store.operations import CloseRoom, Op, SaveRoom, SeatData
 from crisp_server.store.store import Store
+from crisp_server.wire import protocol as p
 
 from .clock import Clock, TimerHandle
 from .driver import CLOSE_LEFT, CLOSE_MOVED, CLOSE_REPLACED, CLOSE_RESTART, SeatDriver

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Final
 
 import orjson
 
-from crisp_server import protocol as p
 from crisp_server.bots import Bot, pause_ms
+from crisp_server.wire import protocol as p
 
 from .clock import Clock, TimerHandle
 from .messages import Inbound

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, cast
 
 import orjson
 
-from crisp_server import protocol as p
 from crisp_server.bots import Memory, hint
 from crisp_server.engine import Event
+from crisp_server.wire import protocol as p
 
 from .botseat import BOT_NAMES, STAND_IN_LEVEL, BotDriver
 from .driver import SeatDriver

@@ -9,9 +9,9 @@ from typing import Self
 
 import orjson
 
-from crisp_server import protocol as p
 from crisp_server.engine import Options, replay_game
 from crisp_server.store.reads import StoredRoom
+from crisp_server.wire import protocol as p
 
 from .botseat import BotDriver
 from .computers import Computers

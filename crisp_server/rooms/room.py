@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from crisp_server import protocol as p
 from crisp_server.engine import Options
 from crisp_server.settings import Settings
 from crisp_server.store.reads import StoredRoom
 from crisp_server.store.store import Store
+from crisp_server.wire import protocol as p
 
 from .clock import Clock
 from .driver import SeatDriver

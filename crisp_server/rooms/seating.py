@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 import orjson
 
-from crisp_server import protocol as p
+from crisp_server.wire import protocol as p
 
 from .driver import CLOSE_KICKED, CLOSE_LEFT, CLOSE_REPLACED, SeatDriver
 from .messages import RoomError

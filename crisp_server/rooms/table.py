@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from crisp_server import protocol as p
 from crisp_server.engine import (
     FULL_DECK,
     Event,
@@ -20,6 +19,7 @@ from crisp_server.engine import (
 )
 from crisp_server.engine import Code as RuleCode
 from crisp_server.store.operations import AddResume, AppendAction, FinishGame, SetClock, StartGame, StartRound
+from crisp_server.wire import protocol as p
 
 from . import luck
 from .driver import SeatDriver

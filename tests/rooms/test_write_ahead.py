@@ -10,7 +10,6 @@ from typing import Any
 
 import orjson
 
-from crisp_server import protocol as p
 from crisp_server.rooms.clock import ManualClock
 from crisp_server.rooms.driver import CLOSE_REPLACED
 from crisp_server.rooms.messages import Inbound, Reload
@@ -18,6 +17,7 @@ from crisp_server.rooms.room import Room
 from crisp_server.settings import Settings
 from crisp_server.store.operations import Op, ReserveVersion, SaveRoom
 from crisp_server.store.reads import StoredRoom
+from crisp_server.wire import protocol as p
 
 Done = Callable[[BaseException | None], None]
 

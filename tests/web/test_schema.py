@@ -20,12 +20,12 @@ import orjson
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from crisp_server import schema
 from crisp_server.engine import Code as RuleCode
 from crisp_server.engine import events as engine_events
-from crisp_server.protocol import DrawMsg, Inbound, Join, Ping, ProtocolCode, parse_inbound
 from crisp_server.rooms.room import Room
-from crisp_server.schema import InboundMessage
+from crisp_server.wire import schema, schema_events
+from crisp_server.wire.protocol import DrawMsg, Inbound, Join, Ping, ProtocolCode, parse_inbound
+from crisp_server.wire.schema import InboundMessage
 from tests.web.harness import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def test_the_committed_schema_is_the_generated_one() -> None:
 
 
 def event_models() -> dict[str, type[BaseModel]]:
-    union = typing.get_args(typing.get_args(schema.Event)[0])
+    union = typing.get_args(typing.get_args(schema_events.Event)[0])
     return {typing.get_args(m.model_fields["type"].annotation)[0]: m for m in union}
 
 
