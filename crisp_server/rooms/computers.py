@@ -9,7 +9,6 @@ person connected waits (``TableFlow._wait_if_deserted``), one whose people have 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, cast
 
 import orjson
 
@@ -25,9 +24,6 @@ from .seating import Seating
 from .seats import MAX_SEATS, Seat, TokenBucket
 from .tokens import hash_token, new_token
 
-if TYPE_CHECKING:
-    from .room import Room
-
 
 class Computers(Seating):
     """Computer players: ``add_bot``, ``remove_bot``, ``bot_level``, practice rooms (``create`` with bots),
@@ -37,7 +33,7 @@ class Computers(Seating):
 
     def _driver(self, level: str, *, stand_in: bool = False) -> BotDriver:
         driver = BotDriver(level, self.clock, self.settings.bot_pause, stand_in=stand_in)
-        driver.room = cast("Room", self)  # the layers are parts of a Room: no other room is built
+        driver.room = self
         return driver
 
     def _seat_driver(self, seat: Seat, driver: BotDriver) -> None:

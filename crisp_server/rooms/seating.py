@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, cast
 
 import orjson
 
@@ -15,9 +14,6 @@ from .phase import GAME_PHASES, Phase
 from .seats import MAX_SEATS, Seat, TokenBucket, clean_name
 from .table import TableFlow
 from .tokens import hash_token, new_token, token_index
-
-if TYPE_CHECKING:
-    from .room import Room
 
 
 class Seating(TableFlow):
@@ -37,7 +33,7 @@ class Seating(TableFlow):
     def _admit(self, conn: SeatDriver) -> None:
         if conn.room is not None:
             raise RoomError(p.ProtocolCode.ALREADY_IN_ROOM)
-        conn.room = cast("Room", self)  # the layers are parts of a Room: no other room is built
+        conn.room = self
 
     def _join(self, conn: SeatDriver, raw_name: str) -> None:
         self._take_seat(conn, raw_name, entering=True)
@@ -95,7 +91,7 @@ class Seating(TableFlow):
             old.room = None
             self._send(old, orjson.dumps({"type": "replaced", "v": self.v}))
             self._hang_up(old, CLOSE_REPLACED, "replaced by a newer connection")
-        conn.room = cast("Room", self)  # the layers are parts of a Room: no other room is built
+        conn.room = self
         seat.conn = conn
         self.members[conn] = seat
         return seat
