@@ -27,7 +27,7 @@ have joined and warmed up; a small C shim toggles callgrind's collection through
 
 It prints the instructions per move (draw, swap, ... sent by a player, as the load test counts actions),
 per inbound frame and per view (frame out). ``--section MODULE:QUALNAME`` counts only inside that function
-(its inclusive cost, e.g. ``crisp_server.rooms.publishing:Publishing._publish``), ``--keep FILE`` keeps
+(its inclusive cost, e.g. ``crisp_server.rooms.publishing:Publisher.publish``), ``--keep FILE`` keeps
 callgrind's output for ``callgrind_annotate``.
 """
 

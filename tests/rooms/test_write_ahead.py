@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from crisp_server.rooms.clock import ManualClock
-from crisp_server.rooms.driver import CLOSE_REPLACED
+from crisp_server.rooms.driver import CLOSE_REPLACED, RoomHandle
 from crisp_server.rooms.messages import Inbound, Reload
 from crisp_server.rooms.room import Room
 from crisp_server.settings import Settings
@@ -52,7 +52,7 @@ class HeldStore:
 class Phone:
     def __init__(self) -> None:
         self.lang = "en"
-        self.room: Room | None = None
+        self.room: RoomHandle | None = None
         self.origin: str | None = "http://test"
         self.frames: list[dict[str, Any]] = []
         self.closed: tuple[int, str] | None = None
