@@ -41,6 +41,12 @@ async function askSeat(session) {
       signal: AbortSignal.timeout?.(3000),
     });
     if (response.status === 404) {
+      if (room === app.joinCode) {
+        // The link's own room: the link page's look-up forgets the seat and offers the room's games with its
+        // token (main.js, lookUp); forgetting it here first would lose the token if this answer came first.
+        app.seatChecks[room] = { token, at: performance.now(), answer: previous, asking: false };
+        return;
+      }
       // The room closed: its seat goes from the list, and its ended games join this device's finished games.
       forgetSession(room);
       delete app.seatChecks[room];
