@@ -55,9 +55,9 @@ import orjson
 # tests/ is not installed: its harness and game driver come from this checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crisp_server import loadtest
 from crisp_server.__main__ import main as crisp_main
-from crisp_server.client import CrispClient
+from crisp_server.remote import loadtest
+from crisp_server.remote.client import CrispClient
 from tests import databases
 from tests.cluster.games import Cut, Table, play
 from tests.cluster.harness import Cluster, _popen, haproxy_binary

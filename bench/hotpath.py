@@ -9,10 +9,11 @@ left out: they run in a process of their own in the server, on a timer of the wa
 
 Time is a ``ManualClock`` moved in steps of ``--step`` ms; in each step the room timers due fire, the
 frames due are handed to their sockets, and the event loop (uvloop) runs until every room's commits are
-done and delivered. The players act like the load test's bots (``crisp_server.loadtest.RoomBots``): a
-room plays one move per beat (0.5 to 1.5 s, ``--pace 1``), they say ``ready`` after each peek and round,
-the host asks for a rematch and starts it from the lobby. Every ``secrets`` draw (room codes, tokens,
-shuffles) comes from a seeded generator, so that a run is the same run every time.
+done and delivered. The players act like the load test's bots
+(``crisp_server.remote.loadplayers.RoomBots``): a room plays one move per beat (0.5 to 1.5 s, ``--pace 1``),
+they say ``ready`` after each peek and round, the host asks for a rematch and starts it from the lobby. Every
+``secrets`` draw (room codes, tokens, shuffles) comes from a seeded generator, so that a run is the same run
+every time.
 
 Two phases, so that the players' own work (parsing each view to decide) is not counted:
 
@@ -26,7 +27,7 @@ have joined and warmed up; a small C shim toggles callgrind's collection through
 
 It prints the instructions per move (draw, swap, ... sent by a player, as the load test counts actions),
 per inbound frame and per view (frame out). ``--section MODULE:QUALNAME`` counts only inside that function
-(its inclusive cost, e.g. ``crisp_server.rooms.publishing:Publishing._publish``), ``--keep FILE`` keeps
+(its inclusive cost, e.g. ``crisp_server.rooms.publishing:Publisher.publish``), ``--keep FILE`` keeps
 callgrind's output for ``callgrind_annotate``.
 """
 
@@ -148,7 +149,7 @@ DIGEST: Any = None
 
 
 class Player:
-    """A load test bot's decisions (``loadtest.Bot`` and ``RoomBots.choose``), from the last state it got."""
+    """A load test bot's decisions (``loadplayers.Bot`` and ``RoomBots.choose``), from the last state it got."""
 
     def __init__(self, sock: FakeSocket) -> None:
         self.sock = sock

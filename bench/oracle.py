@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crisp_server.arena import Tally, format_summary, play_game
 from crisp_server.bots import LEVELS
 from crisp_server.bots.hard import HardLevel
 from crisp_server.bots.memory import Memory, value
 from crisp_server.bots.moves import Decision, draw, queen, simple, swap
 from crisp_server.engine import Options
 from crisp_server.engine.game import Game
+from crisp_server.tools.arena import Tally, format_summary, play_game
 
 if TYPE_CHECKING:
     from random import Random

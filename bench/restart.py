@@ -4,7 +4,7 @@ SIGTERM) and started again on the same database, and each player reconnecting wi
     python bench/restart.py --rooms 200                       # SQLite, kill -9 and SIGTERM
     python bench/restart.py --rooms 200 --postgres postgresql+asyncpg://crisp:crisp@127.0.0.1:5432/postgres
 
-The rooms play as the load test's bots do (``crisp_server.loadtest``: ``RoomBots``, one action per room per
+The rooms play as the load test's bots do (``crisp_server.remote.loadtest``: ``RoomBots``, one action per room per
 second with ``--pace 1``) for ``--play`` seconds once all of them play. Then the server is stopped: with
 ``kill`` by SIGKILL to its process group (its checkpoint process too), with ``term`` by SIGTERM (rooms tell
 their players it restarts and close with 1012) and waited for. The players' own reconnects are switched off:
@@ -48,9 +48,9 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crisp_server.client import room_url  # noqa: E402
 from crisp_server.collector import Collector  # noqa: E402
-from crisp_server.loadtest import Bot, Plan, RoomBots, Stats, _join  # noqa: E402
+from crisp_server.remote.client import room_url  # noqa: E402
+from crisp_server.remote.loadtest import Bot, Plan, RoomBots, Stats, _join  # noqa: E402
 
 FILES = 20000  # 2,000 rooms of 4 need 8,000 sockets
 JOINS_AT_ONCE = 200  # rooms joining at the same time, as the load test's first wave

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import httpx
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Connects in flight at once (the server's listen backlog is 2048; beyond, SYNs are retried after a second).

@@ -167,9 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     """Run the arena; exit 1 if any bot made an illegal move, 2 for bad arguments."""
-    from .arena import TABLE_LIMITS, format_summary, format_table, run_arena, run_table
     from .bots import LEVELS
     from .engine import MAX_PLAYERS, MIN_PLAYERS, Options
+    from .tools.arena import TABLE_LIMITS, format_summary, format_table, run_arena, run_table
 
     levels = [s.strip() for s in args.seats.split(",") if s.strip()]
     problem = None
@@ -279,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("backup", "restore"):
         return cmd_backup_or_restore(args)
     if args.command == "schema":
-        from .schema import json_schema
+        from .wire.schema import json_schema
 
         print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
         return 0
@@ -287,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import uvloop
 
         from .collector import Collector
-        from .loadtest import run
+        from .remote.loadtest import run
 
         if not 2 <= args.players <= 8:
             print("--players must be 2 to 8", file=sys.stderr)
@@ -316,14 +316,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             collector.stop()
     if args.command == "bench":
-        from .bench import bench_engine
+        from .tools.bench import bench_engine
 
         return bench_engine(games=args.games, seed=args.seed)
     if args.command == "arena":
         return cmd_arena(args)
     if args.command == "bot":
-        from .wirebot import BotOptions
-        from .wirebot import main as bot_main
+        from .remote.wirebot import BotOptions
+        from .remote.wirebot import main as bot_main
 
         return bot_main(
             BotOptions(args.url, args.room, args.level, args.name, args.games, args.seed, args.pause, args.lang)

@@ -5,7 +5,7 @@ what a busy server allocates is freed by reference counting. Its passes still co
 CPU and stalled every room at once, for up to 30 ms for the young generations and 100-600 ms for full
 passes over thousands of connections. Cyclic garbage comes from connections opening and closing (uvicorn's
 HTTP protocol object, left behind by each WebSocket upgrade, was a cycle with its parser, a few KB each,
-until ``wsprotocol.CrispHttp`` broke it).
+until ``httpprotocol.CrispHttp`` broke it).
 
 So the server turns automatic collection off once it has started and runs one collection itself at
 every retention sweep (``SWEEP_SECONDS``): cyclic garbage lives at most one sweep period. What exists

@@ -70,6 +70,7 @@ NATIVE_MODULES: Final[tuple[str, ...]] = (
     "rooms/room.py",
     "rooms/seating.py",
     "rooms/seats.py",
+    "rooms/state.py",
     "rooms/table.py",
     "rooms/tokens.py",
     "store/group.py",

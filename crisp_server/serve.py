@@ -23,7 +23,8 @@ from crisp_server.settings import Settings
 from crisp_server.store import backup
 from crisp_server.web.app import create_app
 from crisp_server.web.gate import Gate, raise_descriptor_limit
-from crisp_server.web.wsprotocol import http_protocol, websocket_protocol
+from crisp_server.web.httpprotocol import http_protocol
+from crisp_server.web.wsprotocol import websocket_protocol
 
 #: How long a shutdown waits for the connections to end before it cuts them (uvicorn's graceful shutdown).
 SHUTDOWN_SECONDS: Final = 5

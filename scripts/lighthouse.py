@@ -30,7 +30,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 
 ROOT = Path(__file__).resolve().parent.parent
 

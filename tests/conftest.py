@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, settings
 from pydantic import ValidationError
 
 from crisp_server import native
-from crisp_server.client import CrispClient
-from crisp_server.schema import validate_outbound
+from crisp_server.remote.client import CrispClient
+from crisp_server.wire.schema import validate_outbound
 
 #: CI=true (as .ci/run is called): every service and browser the tests need is there, so a skip hides a break.
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -143,7 +143,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.fixture(autouse=True)
 def schema_violations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every frame a ``CrispClient`` receives in a test is validated against ``crisp_server.schema``; a test
+    """Every frame a ``CrispClient`` receives in a test is validated against ``crisp_server.wire.schema``; a test
     in which the server sent one the schema does not allow fails (at teardown, with the frame and why).
     A test that breaks the protocol on purpose takes the list and empties it."""
     violations: list[str] = []

@@ -1,4 +1,4 @@
-"""The Python client (``crisp_server.client``): the room in the socket's URL, and how it records a room that
+"""The Python client (``crisp_server.remote.client``): the room in the socket's URL, and how it records a room that
 moved to another server node (``moved``, close 4005), against a tiny scripted server."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.server import ServerConnection, serve
 
-from crisp_server.client import CLOSE_MOVED, OPEN_TIMEOUT_S, CrispClient, room_url
+from crisp_server.remote.client import CLOSE_MOVED, OPEN_TIMEOUT_S, CrispClient, room_url
 from tests.frozen import Relay
 
 

@@ -49,7 +49,7 @@ from crisp_server.engine.events import (
     TimedOut,
 )
 from crisp_server.replays import NoSuchSeat, build_replay
-from crisp_server.simulate import Style, next_action, shuffled_deck
+from crisp_server.tools.simulate import Style, next_action, shuffled_deck
 from tests.engine.knowledge import card_codes
 
 #: Players who call Crisp rarely play long rounds: the draw pile runs out and is turned over.

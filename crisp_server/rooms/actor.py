@@ -1,96 +1,67 @@
-"""The room's actor: its state, the message loop (one message at a time, on the event loop), the write-ahead
-(changes committed before what they cause is sent), its one timer, and its end."""
+"""The room's actor: the mailbox (one message at a time, on the event loop), the write-ahead (changes committed
+before what they cause is sent), its one timer, and its end. ``Room`` holds one; it hands each message to the
+room's ``handle`` and reads the room's data and buffers from its ``RoomState``."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
-from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Self
 
 import orjson
 
-from crisp_server import protocol as p
-from crisp_server.engine import Game, Options, Record
-from crisp_server.settings import Settings
 from crisp_server.store.leases import Fenced
-from crisp_server.store.operations import CloseRoom, Op, SaveRoom, SeatData
+from crisp_server.store.operations import CloseRoom
 from crisp_server.store.store import Store
+from crisp_server.wire import protocol as p
 
-from .clock import Clock, TimerHandle
-from .driver import CLOSE_LEFT, CLOSE_MOVED, CLOSE_REPLACED, CLOSE_RESTART, SeatDriver
-from .messages import RoomMessage, Tick
-from .phase import Fairness, Phase
-from .seats import Seat
+from .clock import TimerHandle
+from .driver import CLOSE_LEFT, CLOSE_MOVED, CLOSE_REPLACED, CLOSE_RESTART, RoomHandle, SeatDriver
+from .messages import Reload, RoomMessage, Tick
+from .state import Outgoing, RoomState
 
 log = logging.getLogger("crisp.room")
 
 
-class RoomActor(ABC):
+class Actor:
     """A room as an actor: :meth:`post` is the only way in, from any coroutine; each message is handled at once
     (``handle``), then what it changed is submitted to the store and what it caused waits for that commit.
-    The layers above it (``Publishing``, ``TableFlow``, ``Seating``, ``Recovery``, ``Room``) hold the rest."""
+
+    What it needs of its room comes through its constructor: ``room`` (what its members' drivers post to),
+    ``handle`` (one message), ``wake_at`` (when the room next needs a tick), ``left`` (the room leaves the
+    registry), ``suspended`` (a commit failed: the registry retries) and ``tell_unavailable`` (recovery tells
+    the members, with the welcomes taken back and whether this outage is new)."""
 
     def __init__(
         self,
-        code: str,
-        link: str,
-        settings: Settings,
-        clock: Clock,
-        on_close: Callable[[Self], None] | None = None,
+        state: RoomState,
+        store: Store | None,
         *,
-        store: Store | None = None,
-        room_id: str | None = None,
+        room: RoomHandle,
+        handle: Callable[[RoomMessage], None],
+        wake_at: Callable[[], int | None],
+        left: Callable[[], None],
+        suspended: Callable[[], None],
+        tell_unavailable: Callable[[dict[SeatDriver, tuple[bytes, bool]], bool], None],
     ) -> None:
-        self.code = code
-        self.room_id = room_id or secrets.token_hex(8)
+        self.state = state
         self.store = store
-        self.link = link
-        #: A room rebuilt from the database without ``CRISP_PUBLIC_URL``: the first time its host's page comes
-        #: back, the link takes that page's address (the server may have moved, or a backup was restored
-        #: on another machine).
-        self.relink = False
-        self.settings = settings
-        self.clock = clock
-        self._on_close = on_close
+        self._room = room
+        self._handle = handle
+        self._wake_at = wake_at
+        self._left = left
+        self._on_suspend = suspended
+        self._tell_unavailable = tell_unavailable
         self._pending: deque[RoomMessage] = deque()  # posted while a message is being handled
         self._handling = False
-        self._in_flight = 0  # submissions to the store not yet committed and delivered
+        self.in_flight = 0  # submissions to the store not yet committed and delivered
         self._drained = asyncio.Event()
         self._drained.set()
-        #: A commit failed: the room shows what it last saved, changes nothing and waits for the database
-        #: (see ``_suspend``); ``recover`` rebuilds it from the database's record.
-        self.suspended = False
-        #: Called when the room is suspended (the registry retries until the database answers).
-        self.on_suspend: Callable[[Self], None] | None = None
         # Bumped when a commit fails: what the room submitted before is dropped, and not delivered.
         self._epoch = 0
-        self._saved = False  # the database has this room (one whose first save failed has nothing to go back to)
         self._notified = False  # members were told ``unavailable`` and not yet that it is over
-        self.v = 0
-        self.v_reserved = 0  # the highest version the database allows (see VERSION_BLOCK)
-        self._v_sent = 0  # the version of the last message delivered: uncommitted versions are taken back
-        self.phase = Phase.LOBBY
-        self.seats: list[Seat] = []
-        self.host = 0
-        self.members: dict[SeatDriver, Seat | None] = {}  # None: a spectator
-        self.options = Options()
-        #: A computer player stands in for a person away this many seconds during a game (``None``: never).
-        self.stand_in: int | None = None
-        #: Every seat but one is a computer player's: hints are offered to that one person.
-        self.practice = False
-        self.game: Game | None = None
-        self.record: Record | None = None
-        self.game_id: str | None = None
-        self.fair: list[Fairness] = []
-        self.round_zero: int | None = None  # clock instant of the current round's engine time 0
-        self.peek_ends: int | None = None
-        self.next_round_at: int | None = None
-        self.closed = False
         #: In a cluster: the epoch of this node's lease of the room, checked by each of its commits.
         self.lease: int | None = None
         #: In a cluster: until when (``time.monotonic()``) the lease is surely still this node's: the start of
@@ -101,28 +72,15 @@ class RoomActor(ABC):
         self.lost = False
         self._timer: TimerHandle | None = None
         self._timer_at: int | None = None
-        self.touched = clock.now()  # the last message handled (idle rooms are closed)
-        #: A game with no player connected waits (peek, play or the pause between rounds): nothing times out
-        #: for nobody to see, and the first player back resumes it.
-        self.paused = False
-        self.paused_at: int | None = None  # since when (clock instant): a game paused for long is abandoned
-        # Write-ahead: what changed waits in _ops, what it causes waits in _outbox, until the commit.
-        self._ops: list[Op] = []
-        self._outbox: list[tuple[SeatDriver, bytes | tuple[int, str]]] = []
-        #: Welcomes queued and not yet delivered: the frame, and whether it may be given again while the room
-        #: is suspended (a resume or a watch: the seat is the database's; not a join, which may not be).
-        self._greeting: dict[SeatDriver, tuple[bytes, bool]] = {}
         #: Called with each accepted action's seconds from arrival to publication (metrics), if set.
         self.observe_action: Callable[[float], None] | None = None
-        self._arrived = 0.0
-        self._accepted: list[float] = []
-        self._movers: list[SeatDriver] = []  # who made the accepted actions waiting for a commit
 
     # -- running ---------------------------------------------------------------------------------------
 
     def post(self, message: RoomMessage) -> None:
         """Handle ``message`` now (or right after the one being handled); what it sends goes out once what
         it changed is committed."""
+        st = self.state
         self._pending.append(message)
         if self._handling:
             return
@@ -130,12 +88,12 @@ class RoomActor(ABC):
         try:
             while self._pending:
                 message = self._pending.popleft()
-                if self.closed:
+                if st.closed:
                     continue
                 try:
-                    self.handle(message)
+                    self._handle(message)
                 except Exception:  # a bug must not take the whole room down with it
-                    log.exception("room %s: error handling %s", self.code, type(message).__name__)
+                    log.exception("room %s: error handling %s", st.code, type(message).__name__)
             self._submit()
         finally:
             self._handling = False
@@ -144,11 +102,12 @@ class RoomActor(ABC):
     def _submit(self) -> None:
         """Commit what changed, then send what it caused: nobody hears of a change the database lacks.
         Frames that follow a change still being committed wait behind it, so everything keeps its order."""
-        ops, out, accepted, movers = self._ops, self._outbox, self._accepted, self._movers
-        self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
+        st = self.state
+        ops, out, accepted, movers = st.ops, st.outbox, st.accepted, st.movers
+        st.ops, st.outbox, st.accepted, st.movers = [], [], [], []
         if not ops and not out:
             return
-        if self.suspended:
+        if st.suspended:
             # Nothing changes while suspended (``_while_suspended``): what goes out are answers and notices
             # about what was last saved, and the changes submitted before are dropped: nothing to wait for.
             assert not ops, "a suspended room changed"
@@ -157,16 +116,16 @@ class RoomActor(ABC):
             else:
                 self._fence_out(out)
             return
-        if self.store is None or (not ops and self._in_flight == 0):
-            self._published(out, accepted, self.v)
+        if self.store is None or (not ops and self.in_flight == 0):
+            self._published(out, accepted, st.v)
             return
-        self._in_flight += 1
+        self.in_flight += 1
         self._drained.clear()
-        epoch, v = self._epoch, self.v
+        epoch, v = self._epoch, st.v
 
         def done(error: BaseException | None) -> None:
-            self._in_flight -= 1
-            if self._in_flight == 0:
+            self.in_flight -= 1
+            if self.in_flight == 0:
                 self._drained.set()
             if error is not None and not isinstance(error, Fenced) and not self._lease_trusted():
                 # The lease may have run out (its renewal is overdue: the node was frozen or cut off), and a
@@ -175,35 +134,36 @@ class RoomActor(ABC):
                 self._fence_out(out, "a commit failed when its lease may have run out (not renewed in time)")
                 return
             if isinstance(error, Fenced):
-                if not self.closed:
+                if not st.closed:
                     self.lose()
                 return
-            if error is not None and epoch == self._epoch and not self.closed:
+            if error is not None and epoch == self._epoch and not st.closed:
                 self._suspend(error)
-            if error is not None and not self.closed:
+            if error is not None and not st.closed:
                 for conn in movers:  # their move was not made: they may make it again when the game goes on
-                    conn.send(p.error_message(self.v, p.ProtocolCode.UNAVAILABLE, conn.lang))
+                    conn.send(p.error_message(st.v, p.ProtocolCode.UNAVAILABLE, conn.lang))
             if epoch != self._epoch:
                 self._dropped(out)
                 return
             # A closed room's goodbyes go out even if its close was not saved: it has left memory regardless.
             if ops and error is None:
-                self._saved = True
+                st.saved = True
             self._published(out, accepted, v)
 
-        fence = (self.code, self.lease) if self.lease is not None else None
+        fence = (st.code, self.lease) if self.lease is not None else None
         self.store.submit(ops, done, skip=lambda: epoch != self._epoch, fence=fence)
 
-    def _published(self, out: list[tuple[SeatDriver, bytes | tuple[int, str]]], accepted: list[float], v: int) -> None:
+    def _published(self, out: list[Outgoing], accepted: list[float], v: int) -> None:
+        st = self.state
         if not self._lease_trusted():
             self._fence_out(out)
             return
-        self._v_sent = max(self._v_sent, v)
+        st.v_sent = max(st.v_sent, v)
         self._notified = False
-        if self._greeting:
+        if st.greeting:
             for conn, item in out:
-                if self._greeting.get(conn, (None,))[0] is item:
-                    del self._greeting[conn]
+                if st.greeting.get(conn, (None,))[0] is item:
+                    del st.greeting[conn]
         _deliver(out)
         if accepted and self.observe_action is not None:
             done = time.perf_counter()
@@ -215,70 +175,62 @@ class RoomActor(ABC):
         self._submit()
         await self._drained.wait()
 
-    @abstractmethod
-    def handle(self, message: RoomMessage) -> None:
-        """Handle one message; what it sends goes out once what it changed is committed (``Room``)."""
+    async def recover(self) -> bool:
+        """Rebuild the room from the database and go on from there; whether it is back (its first commit
+        went through). Raises if the database cannot be read yet."""
+        st = self.state
+        if not st.suspended or st.closed:
+            return True
+        assert self.store is not None
+        stored = await self.store.load_room(st.room_id)
+        self.post(Reload(stored))
+        await self.flush()
+        return not st.suspended
 
-    @abstractmethod
-    def _welcome(self, index: int | None, token: str | None) -> bytes:
-        """The ``welcome`` frame of a seat (``index``) or a spectator (``None``) (``Publishing``)."""
-
-    @abstractmethod
     def _suspend(self, error: BaseException) -> None:
-        """A commit failed: take back what was not saved and wait for the database (``Recovery``)."""
+        """Saving failed: what players were not told never happened for them. The room takes back what it
+        did not save (it is rebuilt from the database when that answers, ``recover``), tells its members
+        it is ``unavailable`` and changes nothing meanwhile; the connections stay open."""
+        st = self.state
+        self._epoch += 1  # what it submitted after the failed change followed from it: dropped
+        outbox, greeting = st.outbox, st.greeting
+        st.ops, st.outbox, st.accepted, st.movers, st.greeting = [], [], [], [], {}
+        st.v = st.v_sent  # nobody saw the versions that were not saved
+        self._dropped(outbox)
+        if not st.saved:
+            # Its first save failed: there is nothing to go back to. Its creator is told to try again.
+            log.warning("room %s: its creation could not be saved; it is closed", st.code)
+            for conn in st.members:
+                conn.room = None
+                conn.send(p.error_message(st.v, p.ProtocolCode.UNAVAILABLE, conn.lang))
+            st.members.clear()
+            st.closed = True
+            self._left()
+        else:
+            self._tell_unavailable(greeting, not self._notified)
+            self._notified = True
+        self._schedule()  # no timer runs while suspended
+        self._on_suspend()  # the registry tries the database again until it answers
 
-    # -- write-ahead: what changed, and what it causes -----------------------------------------------------
+    # -- write-ahead: what was not sent ------------------------------------------------------------------
 
-    def _send(self, conn: SeatDriver, data: bytes) -> None:
-        self._outbox.append((conn, data))
-
-    def _greet(self, conn: SeatDriver, index: int | None, token: str | None, again: bool) -> None:
-        """Send ``welcome``; ``again``: if what it follows is not saved, it is sent again with ``unavailable``
-        (the player's seat is the database's), else ``unavailable`` alone (``_suspend``)."""
-        data = self._welcome(index, token)
-        self._greeting[conn] = (data, again)
-        self._send(conn, data)
-
-    def _hang_up(self, conn: SeatDriver, code: int, reason: str) -> None:
-        self._outbox.append((conn, (code, reason)))
-
-    def _dropped(self, out: Sequence[tuple[SeatDriver, bytes | tuple[int, str]]]) -> None:
+    def _dropped(self, out: Sequence[Outgoing]) -> None:
         """What followed a failed commit is not sent, but a connection that left the room meanwhile (replaced
         by a newer one of the same player, kicked, gone) is still closed: it is in no room any more."""
-        if self.closed:
+        st = self.state
+        if st.closed:
             return
         for conn, item in out:
-            if isinstance(item, tuple) and conn not in self.members:
+            if isinstance(item, tuple) and conn not in st.members:
                 if item[0] == CLOSE_REPLACED:
-                    conn.send(orjson.dumps({"type": "replaced", "v": self.v}))
+                    conn.send(orjson.dumps({"type": "replaced", "v": st.v}))
                 conn.close(*item)
-
-    def _save(self, *ops: Op) -> None:
-        if self.store is not None:
-            self._ops.extend(ops)
-
-    def _save_room(self) -> None:
-        self.practice = len(self.seats) >= 2 and sum(1 for s in self.seats if s.bot is None) == 1
-        self._save(
-            SaveRoom(
-                self.room_id,
-                self.code,
-                self.link,
-                self.phase.value,
-                self.host,
-                {**self.options.as_dict(), "stand_in": self.stand_in},
-                tuple(SeatData(s.name, s.token_hash, s.left, s.connected_at, s.bot) for s in self.seats),
-            )
-        )
 
     # -- scheduling ------------------------------------------------------------------------------------
 
-    @abstractmethod
-    def _wake_at(self) -> int | None:
-        """The clock instant at which the table next needs a tick, if any (``TableFlow``)."""
-
     def _schedule(self) -> None:
-        when = None if self.closed else self._wake_at()
+        st = self.state
+        when = None if st.closed else self._wake_at()
         if when == self._timer_at:
             return
         if self._timer is not None:
@@ -286,26 +238,32 @@ class RoomActor(ABC):
         self._timer = None
         self._timer_at = when
         if when is not None:
-            self._timer = self.clock.call_at(when, self._wake)
+            self._timer = st.clock.call_at(when, self._wake)
 
     def _wake(self) -> None:
+        st = self.state
         self._timer = None
         self._timer_at = None
-        if not self.closed:
+        if not st.closed:
             self.post(Tick())
 
     # -- closing ---------------------------------------------------------------------------------------
 
-    def _close(self) -> None:
+    def close(self) -> None:
         """The last player left: let the spectators go, and leave the registry."""
-        self._save(CloseRoom(self.room_id))
+        st = self.state
+        st.save(CloseRoom(st.room_id))
+        self.gone()
+
+    def gone(self) -> None:
+        """The room is closed (here, or in the database meanwhile): its members are sent away."""
         self._send_away("room_closed", CLOSE_LEFT, "the room closed", leave_registry=True)
 
-    def _shutdown(self) -> None:
+    def shutdown(self) -> None:
         """The server stops: tell everyone to come back in a moment, and close."""
         self._send_away("restarting", CLOSE_RESTART, "server restarting", leave_registry=False)
 
-    def _move_away(self) -> None:
+    def move_away(self) -> None:
         """Hand the room over (cluster): after what is being committed, members are sent to reconnect."""
         self._send_away("moved", CLOSE_MOVED, "moved", leave_registry=True)
 
@@ -317,61 +275,64 @@ class RoomActor(ABC):
 
     def _fence_out(
         self,
-        out: Sequence[tuple[SeatDriver, bytes | tuple[int, str]]],
+        out: Sequence[Outgoing],
         why: str = "its lease may have run out (not renewed in time)",
     ) -> None:
         """Frames were due but the lease may be gone: none of them is sent. Their recipients (a goodbye's too,
         no longer members) and every member get ``moved`` instead, and the room stops here (``lose``)."""
-        recipients = [conn for conn in dict.fromkeys(conn for conn, _ in out) if conn not in self.members]
-        if self.closed and not self.lost:
+        st = self.state
+        recipients = [conn for conn in dict.fromkeys(conn for conn, _ in out) if conn not in st.members]
+        if st.closed and not self.lost:
             # A room that stopped (closed, handed over) has left the registry already: only its goodbyes.
             self._moved(recipients)
-        elif not self.closed:
+        elif not st.closed:
             self.lose(also=recipients, why=why)
 
-    def lose(self: Self, also: Sequence[SeatDriver] = (), why: str = "another node holds it now") -> None:
+    def lose(self, also: Sequence[SeatDriver] = (), why: str = "another node holds it now") -> None:
         """Another node holds the room now (a commit was fenced, or the lease was not renewed), or may (the
         lease ran out unrenewed): what was not committed never happened and is not sent; every member (and
         ``also``) is told ``moved`` (closed with 4005, to reconnect and find the room on its new node) and
         the room stops here."""
+        st = self.state
         self._epoch += 1  # what it submitted is dropped, never delivered
-        self._ops, self._outbox, self._accepted, self._movers = [], [], [], []
-        self._greeting.clear()
+        st.ops, st.outbox, st.accepted, st.movers = [], [], [], []
+        st.greeting.clear()
         self.lost = True
-        log.warning("room %s: %s; its players are sent there", self.code, why)
-        self._moved([*self.members, *(conn for conn in also if conn not in self.members)])
-        self.members.clear()
-        self.closed = True
+        log.warning("room %s: %s; its players are sent there", st.code, why)
+        self._moved([*st.members, *(conn for conn in also if conn not in st.members)])
+        st.members.clear()
+        st.closed = True
         if self._timer is not None:
             self._timer.cancel()
-        if self._on_close is not None:
-            self._on_close(self)
+        self._left()
 
     def _moved(self, conns: Sequence[SeatDriver]) -> None:
         """Tell each of ``conns`` ``moved`` and close it with 4005, now (nothing of this room follows it)."""
-        data = p.moved_message(self._v_sent)
+        st = self.state
+        data = p.moved_message(st.v_sent)
         for conn in conns:
             conn.send(data)
             conn.close(CLOSE_MOVED, "moved")
-            if conn.room is self:
+            if conn.room is self._room:
                 conn.room = None
 
-    def _send_away(self: Self, kind: str, code: int, reason: str, *, leave_registry: bool) -> None:
+    def _send_away(self, kind: str, code: int, reason: str, *, leave_registry: bool) -> None:
         """Tell every member ``kind``, close their sockets after it, and stop the room."""
-        data = orjson.dumps({"type": kind, "v": self.v})
-        for conn in list(self.members):
-            self._send(conn, data)
-            self._hang_up(conn, code, reason)
+        st = self.state
+        data = orjson.dumps({"type": kind, "v": st.v})
+        for conn in list(st.members):
+            st.send(conn, data)
+            st.hang_up(conn, code, reason)
             conn.room = None
-        self.members.clear()
-        self.closed = True
+        st.members.clear()
+        st.closed = True
         if self._timer is not None:
             self._timer.cancel()
-        if leave_registry and self._on_close is not None:
-            self._on_close(self)
+        if leave_registry:
+            self._left()
 
 
-def _deliver(items: Sequence[tuple[SeatDriver, bytes | tuple[int, str]]]) -> None:
+def _deliver(items: Sequence[Outgoing]) -> None:
     """Hand queued frames and closes to their connections, in order."""
     for conn, item in items:
         if isinstance(item, tuple):

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import orjson
 
-from crisp_server import protocol as p
 from crisp_server.bots import Bot, pause_ms
+from crisp_server.wire import protocol as p
 
 from .clock import Clock, TimerHandle
+from .driver import RoomHandle
 from .messages import Inbound
-
-if TYPE_CHECKING:
-    from .room import Room
 
 log = logging.getLogger("crisp.room")
 
@@ -42,7 +40,7 @@ class BotDriver:
     def __init__(self, level: str, clock: Clock, pause: float, *, stand_in: bool = False, seed: int | None = None):
         self.level = level
         self.stand_in = stand_in
-        self.room: Room | None = None
+        self.room: RoomHandle | None = None
         self.origin: str | None = None  # no page: a computer player's seat never makes the room's link
         self.bot = Bot(level, random.Random(seed))
         self._clock = clock

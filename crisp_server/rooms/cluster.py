@@ -14,18 +14,18 @@ import asyncio
 import logging
 import time
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from crisp_server import tasks
 from crisp_server.settings import Settings
 from crisp_server.store.leases import Leases, Listener
+from crisp_server.store.reads import StoredRoom
 from crisp_server.store.store import Store
 
 from .messages import MoveAway
 from .tokens import new_room_code
 
 if TYPE_CHECKING:
-    from .registry import Registry
     from .room import Room
 
 log = logging.getLogger("crisp.cluster")
@@ -54,10 +54,26 @@ class Draining(Exception):
     """This node is draining: it takes no room; the player is sent to reconnect (to another node)."""
 
 
+class Rooms(Protocol):
+    """What the cluster needs of this node's rooms (``Registry`` is this; it imports the cluster, not the
+    other way round): the open rooms by code, a new one, a stored one rebuilt, and where it hooks in."""
+
+    rooms: dict[str, Room]
+    cluster: Cluster | None
+
+    def create(
+        self, base_url: str, *, code: str | None = None, lease: int | None = None, lease_until: float = 0.0
+    ) -> Room: ...
+
+    def restore_one(self, stored: StoredRoom, lease: int, lease_until: float) -> Room: ...
+
+    def get(self, code: str) -> Room | None: ...
+
+
 class Cluster:
     """One per process in cluster mode: the registry's rooms are the leases this node holds."""
 
-    def __init__(self, registry: Registry, store: Store, settings: Settings) -> None:
+    def __init__(self, registry: Rooms, store: Store, settings: Settings) -> None:
         self.registry = registry
         self.store = store
         self.settings = settings

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Protocol
-
-if TYPE_CHECKING:
-    from .room import Room
-
+from typing import Any, Final, Protocol
 
 #: WebSocket close codes the room uses.
 CLOSE_KICKED: Final = 4003
@@ -15,6 +11,21 @@ CLOSE_LEFT: Final = 1000
 CLOSE_RESTART: Final = 1012
 #: After ``moved``: the room now lives on another node of the cluster; reconnect at once (``?room=CODE``).
 CLOSE_MOVED: Final = 4005
+
+
+class RoomHandle(Protocol):
+    """What a driver knows of the room that admitted it: its code and version, and :meth:`post`, the only way
+    in (``Room`` is one; a driver never reaches further into it)."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def v(self) -> int: ...
+
+    def post(self, message: Any, /) -> None:
+        """Hand the room a ``RoomMessage`` (``messages.py``): handled at once, or right after the current one."""
+        ...
 
 
 class SeatDriver(Protocol):
@@ -31,7 +42,7 @@ class SeatDriver(Protocol):
     a room's link is made of, ``None`` for a computer player."""
 
     lang: str
-    room: Room | None
+    room: RoomHandle | None
     origin: str | None
 
     def send(self, data: bytes) -> None:

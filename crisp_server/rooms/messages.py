@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from crisp_server import protocol as p
 from crisp_server.store.reads import StoredRoom
+from crisp_server.wire import protocol as p
 
 from .driver import SeatDriver
 

@@ -1,11 +1,13 @@
-"""Publishing: what each member of a room is sent. Each recipient gets its own message built from the engine's
-view of its seat (``crisp_server.engine.views``) and the events it may see; the part every recipient
-shares is encoded once per message (the per-frame path: no indirection per view)."""
+"""The publisher, a part of a room: what each member is sent. Each recipient gets its own message built from the
+engine's view of its seat (``crisp_server.engine.views``) and the events it may see; the part every recipient
+shares is encoded once per message (the per-frame path: no indirection per view).
+
+It reads the room's ``RoomState`` and queues each frame in its outbox (``Room`` sends them once what they
+follow is committed); what it needs of the table (when an away player's move times out) comes as a callable."""
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import orjson
@@ -15,10 +17,10 @@ from crisp_server.engine.views import choices, drawn_card, table_view
 from crisp_server.store.operations import ReserveVersion
 
 from . import taps
-from .actor import RoomActor
 from .driver import SeatDriver
 from .phase import Phase
 from .seats import Seat
+from .state import RoomState
 
 #: Room versions are reserved in the database this many at a time (one small write per block of messages):
 #: a room rebuilt after a restart goes on above every version it may have published.
@@ -42,30 +44,39 @@ def _you_parts(key: tuple[int, bool, bool]) -> tuple[bytes, bytes, bytes]:
     return parts
 
 
-class Publishing(RoomActor):
+class Publisher:
     """What each member is sent: every message published bumps the version ``v`` and carries the shared
-    part (room, table, clocks; encoded once) and the member's own part (``you``) with the events it may see."""
+    part (room, table, clocks; encoded once) and the member's own part (``you``) with the events it may see.
 
-    @abstractmethod
-    def _auto_timeout_at(self) -> int | None:
-        """Round time at which the current move is timed out for a player who is away (``TableFlow``)."""
+    ``auto_timeout_at``: the round time at which the current move is timed out for a player who is away, if
+    any (``Table.auto_timeout_at``); ``subject``: what the taps (``taps.PUBLISHED``) are called with (the room).
+    """
+
+    def __init__(self, state: RoomState, auto_timeout_at: Callable[[], int | None], subject: object) -> None:
+        self.state = state
+        self._auto_timeout_at = auto_timeout_at
+        self._subject = subject
+        #: What ``room_state`` showed when it was last encoded, and that encoding (see ``_room_part``).
+        self._room_key: tuple[Any, ...] | None = None
+        self._room_json = b""
 
     def room_state(self) -> dict[str, Any]:
         """The lobby part of every message: public."""
+        st = self.state
         fair: dict[str, Any] | None = None
-        phase = self.phase
-        if self.fair:
-            last = self.fair[-1]
-            fair = {"round": len(self.fair) - 1, "commitment": last.commitment}
+        phase = st.phase
+        if st.fair:
+            last = st.fair[-1]
+            fair = {"round": len(st.fair) - 1, "commitment": last.commitment}
             if phase is Phase.ROUND_OVER or phase is Phase.GAME_OVER:
                 fair["salt"] = last.salt
                 fair["deck"] = list(last.deck)
-        options = self.options
+        options = st.options
         return {
-            "code": self.code,
-            "link": self.link,
+            "code": st.code,
+            "link": st.link,
             "phase": phase._value_,  # (``.value`` is a descriptor in Python: this is the plain attribute)
-            "host": self.host,
+            "host": st.host,
             "seats": [
                 {
                     "name": s.name,
@@ -75,15 +86,15 @@ class Publishing(RoomActor):
                     "bot": s.bot,
                     "stand_in": s.standing_in,
                 }
-                for s in self.seats
+                for s in st.seats
             ],
             "options": {
                 "score_limit": options.score_limit,
                 "turn_seconds": options.turn_seconds,
                 "discard_draw": options.discard_draw,
-                "stand_in": self.stand_in,
+                "stand_in": st.stand_in,
             },
-            "spectators": list(self.members.values()).count(None),
+            "spectators": list(st.members.values()).count(None),
             "fair": fair,
         }
 
@@ -91,19 +102,20 @@ class Publishing(RoomActor):
         """What runs, as milliseconds left: phones' clocks are not trusted. Nothing runs while the game
         waits for its players."""
         peek_ends_in = next_round_in = deadline_in = may_draw_in = window_closes_in = auto_timeout_in = None
-        phase = self.phase
-        if not self.paused:
-            now = self.clock.now()
+        st = self.state
+        phase = st.phase
+        if not st.paused:
+            now = st.clock.now()
             if phase is Phase.PEEK:
-                if self.peek_ends is not None:
-                    peek_ends_in = max(0, self.peek_ends - now)
+                if st.peek_ends is not None:
+                    peek_ends_in = max(0, st.peek_ends - now)
             elif phase is Phase.ROUND_OVER:
-                if self.next_round_at is not None:
-                    next_round_in = max(0, self.next_round_at - now)
+                if st.next_round_at is not None:
+                    next_round_in = max(0, st.next_round_at - now)
             elif phase is Phase.PLAY:
-                game = self.game
+                game = st.game
                 r = game.round if game is not None else None
-                zero = self.round_zero
+                zero = st.round_zero
                 if game is not None and r is not None and zero is not None:
                     deadline = game.deadline()
                     if deadline is not None:
@@ -123,26 +135,23 @@ class Publishing(RoomActor):
             "auto_timeout_in": auto_timeout_in,
         }
 
-    #: What ``room_state`` showed when it was last encoded, and that encoding (see ``_room_part``).
-    _room_key: tuple[Any, ...] | None = None
-    _room_json: bytes = b""
-
     def _room_part(self) -> bytes:
         """``room_state`` encoded, encoded again only when something it shows changed: during a game it rarely
         does (a seat's connection or readiness, the phase), while the table changes with every update. The
         key holds every value ``room_state`` reads (the options and the round's fairness are frozen)."""
-        fair = self.fair
+        st = self.state
+        fair = st.fair
         key = (
-            self.phase,
-            self.host,
-            [(s.name, s.conn is not None, s.standing_in, s.left, s.ready, s.bot) for s in self.seats],
-            self.options,
-            self.stand_in,
-            list(self.members.values()).count(None),
+            st.phase,
+            st.host,
+            [(s.name, s.conn is not None, s.standing_in, s.left, s.ready, s.bot) for s in st.seats],
+            st.options,
+            st.stand_in,
+            list(st.members.values()).count(None),
             len(fair),
             fair[-1] if fair else None,
-            self.code,
-            self.link,
+            st.code,
+            st.link,
         )
         if key != self._room_key:
             self._room_key = key
@@ -152,7 +161,8 @@ class Publishing(RoomActor):
     def _shared(self) -> bytes:
         """The part of a message that is the same for every recipient, encoded once (as
         ``{"room": ..., "table": ..., "clock": ...}`` without its braces)."""
-        table = table_view(self.game) if self.game is not None else None
+        game = self.state.game
+        table = table_view(game) if game is not None else None
         return b"".join(
             (
                 b'"room":',
@@ -170,26 +180,28 @@ class Publishing(RoomActor):
         and the choices encoded each time."""
         if seat is None:
             return _SPECTATOR_YOU
-        index = self.seats.index(seat)
-        game = self.game
+        st = self.state
+        index = st.seats.index(seat)
+        game = st.game
         card = None
         can = b"[]"
         hints = False
         if game is not None:
-            hints = bool(self.practice and seat.bot is None)
+            hints = bool(st.practice and seat.bot is None)
             r = game.round
             if r is not None and not r.ended:
                 card = drawn_card(game, index)
-                if self.phase is Phase.PLAY:
+                if st.phase is Phase.PLAY:
                     can = orjson.dumps(choices(game, index))
-        key = (index, index == self.host, hints)
+        key = (index, index == st.host, hints)
         head, head_null, tail = _YOU_PARTS.get(key) or _you_parts(key)
         if card is None:
             return b"".join((head_null, can, tail))
         return b"".join((head, orjson.dumps(card), b',"can":', can, tail))
 
-    def _message(self, conn: SeatDriver, kind: str, events: list[Any]) -> bytes:
-        seat = self.members.get(conn)
+    def message(self, conn: SeatDriver, kind: str, events: list[Any]) -> bytes:
+        """``conn``'s message of ``kind`` (a ``snapshot``) at the current version, with ``events``."""
+        seat = self.state.members.get(conn)
         data = self._public_part(kind) + self._private_part(seat, orjson.dumps(events))
         if seat is not None and seat.memory is not None:
             seat.memory.observe(orjson.loads(data))
@@ -197,35 +209,46 @@ class Publishing(RoomActor):
 
     def _public_part(self, kind: str) -> bytes:
         """The start of a message: its type and version, then what every recipient sees."""
-        return b'{"type":"%s","v":%d,' % (kind.encode(), self.v) + self._shared()
+        return b'{"type":"%s","v":%d,' % (kind.encode(), self.state.v) + self._shared()
 
     def _private_part(self, seat: Seat | None, events: bytes) -> bytes:
         """The end of a message: what only this member sees, then the events (already encoded)."""
         return b"".join((b',"you":', self._you(seat), b',"events":', events, b"}"))
 
-    def _welcome(self, index: int | None, token: str | None) -> bytes:
+    def welcome(self, index: int | None, token: str | None) -> bytes:
+        """The ``welcome`` frame of a seat (``index``) or a spectator (``None``)."""
+        st = self.state
         return orjson.dumps(
             {
                 "type": "welcome",
-                "v": self.v,
-                "room": self.code,
+                "v": st.v,
+                "room": st.code,
                 "seat": index,
                 "token": token,
-                "link": self.link,
-                "idle_game_hours": self.settings.idle_game_hours,
+                "link": st.link,
+                "idle_game_hours": st.settings.idle_game_hours,
             }
         )
 
-    def _next_version(self) -> None:
-        """Bump ``v``; past the versions reserved, reserve more in the commit that carries this message."""
-        self.v += 1
-        if self.v > self.v_reserved:
-            self.v_reserved = self.v + VERSION_BLOCK
-            self._save(ReserveVersion(self.room_id, self.v_reserved))
+    def greet(self, conn: SeatDriver, index: int | None, token: str | None, again: bool) -> None:
+        """Send ``welcome``; ``again``: if what it follows is not saved, it is sent again with ``unavailable``
+        (the player's seat is the database's), else ``unavailable`` alone (``Actor._suspend``)."""
+        data = self.welcome(index, token)
+        self.state.greeting[conn] = (data, again)
+        self.state.send(conn, data)
 
-    def _publish(self, events: Sequence[Event], room_events: list[dict[str, Any]]) -> None:
+    def next_version(self) -> None:
+        """Bump ``v``; past the versions reserved, reserve more in the commit that carries this message."""
+        st = self.state
+        st.v += 1
+        if st.v > st.v_reserved:
+            st.v_reserved = st.v + VERSION_BLOCK
+            st.save(ReserveVersion(st.room_id, st.v_reserved))
+
+    def publish(self, events: Sequence[Event], room_events: list[dict[str, Any]]) -> None:
         """Version the change and send each member its own message."""
-        self._next_version()
+        self.next_version()
+        st = self.state
         # Encoded once: the head and the public part; the events too unless some are addressed to a seat.
         start = self._public_part("update")
         dicts = [event_to_dict(e) for e in events]
@@ -237,16 +260,16 @@ class Publishing(RoomActor):
         public = b""
         if not private:
             public = orjson.dumps(dicts + room_events)
-        you, dumps, outbox = self._you, orjson.dumps, self._outbox
-        for conn, seat in self.members.items():
+        you, dumps, outbox = self._you, orjson.dumps, st.outbox
+        for conn, seat in st.members.items():
             encoded = public
             if private:
-                index = self.seats.index(seat) if seat is not None else None
+                index = st.seats.index(seat) if seat is not None else None
                 visible = [d for e, d in zip(events, dicts, strict=True) if visible_to(e, index)] + room_events
                 encoded = dumps(visible)
             data = b"".join((start, b',"you":', you(seat), b',"events":', encoded, b"}"))
             if seat is not None and seat.memory is not None:  # a practice game: hints know what was shown
                 seat.memory.observe(orjson.loads(data))
-            outbox.append((conn, data))  # (``_send``)
+            outbox.append((conn, data))  # (``RoomState.send``)
         for tap in taps.PUBLISHED:
-            tap(self)
+            tap(self._subject)

@@ -113,7 +113,7 @@ class Registry:
 
     def _store_failed(self, _reason: str) -> None:
         """A commit failed. Usually a room is suspended by it, and its recovery ends the outage; but a room
-        that failed on a node whose lease may be gone stops instead (``RoomActor.lose``), and then nothing
+        that failed on a node whose lease may be gone stops instead (``Room.lose``), and then nothing
         would ever try the database again: ``/healthz`` would say 503 until some commit went through."""
         if self._recovery is None:
             self._recovery = asyncio.get_running_loop().create_task(self._recover(), name="rooms recovery")

@@ -10,36 +10,100 @@ Every message published to the room bumps the version ``v``, which never goes ba
 (``crisp_server.engine.views``) and the events it may see.
 
 Time: the room reads a monotonic ``Clock`` (real in the server, manual in tests). A round's engine
-clock is "milliseconds since play started" (the peek phase is not counted).
+clock is "milliseconds since play started" (the peek is not counted).
 
-The room is built in layers, one module each: ``actor.py`` (the loop, the write-ahead, the timer),
-``publishing.py`` (what each member is sent), ``table.py`` (the game's flow and timers), ``seating.py`` (who
-sits where), ``recovery.py`` (restart and outage); this module dispatches each message. What drives a seat
-is a ``SeatDriver`` (``driver.py``)."""
+The room is an actor that owns parts, one module each, none of which imports this one or another part: the
+seats (``seating.py``), the table (``table.py``), the computer players (``computers.py``), the publisher
+(``publishing.py``) and recovery (``recovery.py``). They share the room's data (``state.py``) and get what
+they need of each other through their constructors. The room keeps the mailbox, the write-ahead and the
+timer (``actor.py``), and dispatches each message to the part that handles it (:meth:`Room._commands`).
+What drives a seat is a ``SeatDriver`` (``driver.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
+from abc import ABC
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from crisp_server import protocol as p
-from crisp_server.engine import Options
+from crisp_server.engine import Game, Options, Record
 from crisp_server.settings import Settings
 from crisp_server.store.reads import StoredRoom
 from crisp_server.store.store import Store
+from crisp_server.wire import protocol as p
 
+from .actor import Actor
 from .clock import Clock
+from .computers import Computers
 from .driver import SeatDriver
 from .messages import Abandon, Detach, Expire, Inbound, MoveAway, RoomError, RoomMessage, Shutdown, Tick
-from .phase import Phase
+from .phase import Fairness, Phase
+from .publishing import Publisher
 from .recovery import Recovery
-from .seats import MAX_SEATS
+from .seating import Seating
+from .seats import Seat
+from .state import RoomState
+from .table import Table
+
+#: Handles an inbound message of a member: (its connection, the message).
+Command = Callable[[SeatDriver, Any], None]
 
 
-class Room(Recovery):
-    """A private room; :meth:`post` is the only way in, from any coroutine. Its layers, each built on the one
-    before: ``RoomActor`` (loop, write-ahead, timer), ``Publishing``, ``TableFlow``, ``Seating``, ``Recovery``;
-    this class dispatches each message to them."""
+class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
+    """A private room; :meth:`post` is the only way in, from any coroutine. It holds its data (``state``), its
+    actor (the mailbox, the write-ahead, the timer) and its parts, and dispatches each message to them.
+
+    (``ABC``, a base that is not compiled, gives the compiled class a ``__dict__``: a test may wrap one room's
+    ``post``, as it may an interpreted one's. Nothing is abstract.)"""
+
+    def __init__(
+        self,
+        code: str,
+        link: str,
+        settings: Settings,
+        clock: Clock,
+        on_close: Callable[[Room], None] | None = None,
+        *,
+        store: Store | None = None,
+        room_id: str | None = None,
+    ) -> None:
+        st = self.state = RoomState(
+            code, link, room_id or secrets.token_hex(8), settings, clock, keeps=store is not None
+        )
+        self.store = store
+        self._on_close = on_close
+        #: Called when the room is suspended (the registry retries until the database answers).
+        self.on_suspend: Callable[[Room], None] | None = None
+        self.actor = Actor(
+            st,
+            store,
+            room=self,
+            handle=self.handle,
+            wake_at=self._wake_at,
+            left=self._left,
+            suspended=self._suspended,
+            tell_unavailable=lambda greeting, first: self.recovery.tell_unavailable(greeting, first=first),
+        )
+        # The parts, each given what it needs of the others (a lambda: of a part built below).
+        self.publisher = Publisher(st, auto_timeout_at=lambda: self.table.auto_timeout_at(), subject=self)  # noqa: PLW0108
+        self.computers = Computers(st, self.publisher, room=self, remove_seat=lambda s: self.seating.remove_seat(s))  # noqa: PLW0108
+        self.table = Table(st, self.publisher.publish, self.actor.close, self.computers)
+        self.seating = Seating(
+            st, self.publisher, self.table, room=self, close=self.actor.close, claimed=self.computers.claimed
+        )
+        self.recovery = Recovery(
+            st,
+            self.publisher,
+            claim_seat=self.seating.claim_seat,
+            unpause=self.table.unpause,
+            seat_computers=self.computers.seat_computers,
+            shutdown=self.actor.shutdown,
+            move_away=self.actor.move_away,
+            gone=self.actor.gone,
+        )
+        self.touched = clock.now()  # the last message handled (idle rooms are closed)
+        self._handlers = self._messages()
+        self._entries, self._members_only = self._commands()
 
     @classmethod
     def restore(
@@ -57,114 +121,298 @@ class Room(Recovery):
         clock. Its version goes on above every one it may have sent (saved before anyone hears from it).
         Its link follows this server's address, not the one it was created under (a backup restored on another
         server, a server that moved): ``CRISP_PUBLIC_URL`` if set, else the address its host's page comes back
-        at (``Seating._resume``)."""
+        at (``Seating.resume``)."""
         public = settings.public_url
         link = f"{public}/r/{stored.code}" if public else stored.link
         room = cls(stored.code, link, settings, clock, on_close, store=store, room_id=stored.id)
-        room._load(stored)
-        room.relink = not public
+        st = room.state
+        room.recovery.load(stored)
+        st.relink = not public
         if link != stored.link:
-            room._save_room()
-        room._seat_computers()
+            st.save_room()
+        room.computers.seat_computers()
         # Above every version a client may have seen: saved before anything is sent (Registry.restore).
-        room.v = room._v_sent = stored.v
-        room._next_version()
+        st.v = st.v_sent = stored.v
+        room.publisher.next_version()
         return room
+
+    # -- the dispatch: each message to the part that handles it -------------------------------------------
+
+    def _messages(self) -> dict[type, Callable[[Any], None]]:
+        """What the room does with each message posted to it (a suspended room: ``Recovery.while_suspended``);
+        a message of another type (a ``Reload`` that comes late) is dropped."""
+        return {
+            Inbound: self._inbound,
+            Detach: lambda m: self.seating.detach(m.conn),
+            Tick: lambda m: self._tick(),
+            Expire: lambda m: self._expire(),
+            Abandon: lambda m: self._abandon(),
+            Shutdown: lambda m: self.actor.shutdown(),
+            MoveAway: lambda m: self.actor.move_away(),
+        }
+
+    def _commands(self) -> tuple[dict[type, Command], dict[type, Command]]:
+        """Inbound messages -> the part's method that handles them: those of anyone (entering the room, a
+        ping), and those of its members (``seat``: the sender's seat, refused to a spectator; ``host``: the
+        same, refused to anyone but the host)."""
+        st, seating, table, computers, publisher = self.state, self.seating, self.table, self.computers, self.publisher
+        seat = seating.seat_of
+
+        def by_host(act: Callable[[Any], object]) -> Command:
+            def command(conn: SeatDriver, msg: Any) -> None:
+                seating.require_host(seat(conn))
+                act(msg)
+
+            return command
+
+        anyone: dict[type, Command] = {
+            p.Create: self._create,
+            p.Join: lambda conn, msg: seating.join(conn, msg.name),
+            p.Resume: lambda conn, msg: seating.resume(conn, msg.token),
+            p.Watch: lambda conn, msg: seating.watch(conn),
+            # In order with what this room sent; ``v`` only for its members.
+            p.Ping: lambda conn, msg: st.send(conn, p.pong_message(st.v if conn in st.members else 0)),
+        }
+        members: dict[type, Command] = {
+            p.Sync: lambda conn, msg: st.send(conn, publisher.message(conn, "snapshot", [])),
+            p.Leave: lambda conn, msg: seating.leave(conn),
+            p.Sit: lambda conn, msg: seating.sit(conn, msg.name),  # a spectator's
+            p.Ready: lambda conn, msg: table.ready(seat(conn)),
+            p.React: lambda conn, msg: table.react(seat(conn), msg.emoji),
+            p.Kick: lambda conn, msg: seating.kick(seat(conn), msg.seat),
+            p.SetOptions: by_host(table.set_options),
+            p.Start: by_host(lambda msg: table.start()),
+            p.Rematch: by_host(lambda msg: table.ask_rematch()),
+            p.AddBot: by_host(lambda msg: computers.add_bot(msg.level)),
+            p.RemoveBot: by_host(lambda msg: computers.remove_bot(msg.seat)),
+            p.SetBotLevel: by_host(lambda msg: computers.set_bot_level(msg.seat, msg.level)),
+            p.HintMsg: lambda conn, msg: computers.hint(conn, seat(conn)),
+        }
+        for action in p.ACTION_MESSAGES:
+            members[action] = lambda conn, msg: table.action(conn, seat(conn), msg)
+        return anyone, members
 
     def handle(self, message: RoomMessage) -> None:
         """Handle one message; what it sends goes out once what it changed is committed (:meth:`post`)."""
-        self.touched = self.clock.now()
-        if self.suspended:
-            self._while_suspended(message)
-        elif isinstance(message, Inbound):
-            self._arrived = message.arrived
-            self._inbound(message.conn, message.message)
-        elif isinstance(message, Detach):
-            self._detach(message.conn)
-        elif isinstance(message, Tick):
-            self._tick()
-        elif isinstance(message, Expire):
-            if not self.people_here():
-                self._close()
-        elif isinstance(message, Abandon):
-            if self.paused:
-                self._abandon()
-        elif isinstance(message, Shutdown):
-            self._shutdown()
-        elif isinstance(message, MoveAway):
-            self._move_away()
+        st = self.state
+        self.touched = st.clock.now()
+        if st.suspended:
+            self.recovery.while_suspended(message)
+            return
+        handler = self._handlers.get(type(message))
+        if handler is not None:
+            handler(message)
 
-    def _inbound(self, conn: SeatDriver, msg: Any) -> None:
+    def _inbound(self, message: Inbound) -> None:
+        st = self.state
+        conn, msg = message.conn, message.message
+        st.arrived = message.arrived
         try:
-            if isinstance(msg, p.Create | p.Join):
-                self._join(conn, msg.name)
-                if isinstance(msg, p.Create) and msg.bots:
-                    self._practice_room(msg.bots, msg.level)
-            elif isinstance(msg, p.Resume):
-                self._resume(conn, msg.token)
-            elif isinstance(msg, p.Watch):
-                self._watch(conn)
-            elif isinstance(msg, p.Ping):  # in order with what this room sent; v only for its members
-                self._send(conn, p.pong_message(self.v if conn in self.members else 0))
-            elif conn not in self.members:
-                raise RoomError(p.ProtocolCode.NOT_IN_ROOM)
-            elif isinstance(msg, p.Sync):
-                self._send(conn, self._message(conn, "snapshot", []))
-            else:
-                self._seated_command(conn, msg)
+            command = self._entries.get(type(msg))
+            if command is None:
+                if conn not in st.members:
+                    raise RoomError(p.ProtocolCode.NOT_IN_ROOM)
+                command = self._members_only.get(type(msg))
+                if command is None:
+                    self.seating.seat_of(conn)  # a spectator's is refused as such
+                    raise RoomError(p.ProtocolCode.BAD_MESSAGE)
+            command(conn, msg)
         except RoomError as err:
-            v = self.v if conn in self.members else 0  # a refused entry learns nothing of the room
-            self._send(conn, p.error_message(v, err.code, conn.lang))
-            if not self.seats and not self.members:  # a create that was refused: nobody will ever come
-                self._close()
+            v = st.v if conn in st.members else 0  # a refused entry learns nothing of the room
+            st.send(conn, p.error_message(v, err.code, conn.lang))
+            if not st.seats and not st.members:  # a create that was refused: nobody will ever come
+                self.actor.close()
 
-    def _seated_command(self, conn: SeatDriver, msg: Any) -> None:
-        if isinstance(msg, p.Leave):
-            self._leave(conn)
-            return
-        if isinstance(msg, p.Sit):  # a spectator's: before the seat is looked for
-            self._sit(conn, msg.name)
-            return
-        seat = self._seat_of(conn)
-        if isinstance(msg, p.ACTION_MESSAGES):
-            self._action(conn, seat, msg)
-        elif isinstance(msg, p.Ready):
-            self._ready(seat)
-        elif isinstance(msg, p.React):
-            self._react(seat, msg.emoji)
-        elif isinstance(msg, p.Kick):
-            self._kick(seat, msg.seat)
-        elif isinstance(msg, p.SetOptions):
-            self._require_host(seat)
-            if self.phase is not Phase.LOBBY:
-                raise RoomError(p.ProtocolCode.GAME_RUNNING)
-            self.options = Options(msg.score_limit, msg.turn_seconds, msg.discard_draw)
-            if "stand_in" in msg.model_fields_set:
-                self.stand_in = msg.stand_in
-            self._save_room()
-            self._publish([], [{"type": "options_changed"}])
-        elif isinstance(msg, p.Start):
-            self._require_host(seat)
-            if self.phase is not Phase.LOBBY:
-                raise RoomError(p.ProtocolCode.GAME_RUNNING)
-            if not 2 <= len(self.seats) <= MAX_SEATS:
-                raise RoomError(p.ProtocolCode.NOT_ENOUGH_PLAYERS)
-            self._start_game()
-        elif isinstance(msg, p.AddBot):
-            self._require_host(seat)
-            self._add_bot(msg.level)
-        elif isinstance(msg, p.RemoveBot):
-            self._require_host(seat)
-            self._remove_bot(msg.seat)
-        elif isinstance(msg, p.SetBotLevel):
-            self._require_host(seat)
-            self._set_bot_level(msg.seat, msg.level)
-        elif isinstance(msg, p.HintMsg):
-            self._hint(conn, seat)
-        elif isinstance(msg, p.Rematch):
-            self._require_host(seat)
-            if self.phase is not Phase.GAME_OVER:
-                raise RoomError(p.ProtocolCode.WRONG_PHASE)
-            self._rematch()
-        else:
-            raise RoomError(p.ProtocolCode.BAD_MESSAGE)
+    def _create(self, conn: SeatDriver, msg: p.Create) -> None:
+        """The room's creator sits down; with computer players, they sit down too and the game starts."""
+        self.seating.join(conn, msg.name)
+        if msg.bots:
+            for _ in range(msg.bots):
+                self.computers.add_bot(msg.level)
+            self.table.start_game()
+
+    def _tick(self) -> None:
+        self.computers.stand_ins()
+        self.table.tick()
+
+    def _wake_at(self) -> int | None:
+        """The clock instant at which the table next needs a tick, if any."""
+        return self.computers.wake_at(self.table.wake_at())
+
+    def _expire(self) -> None:
+        if not self.computers.people_here():
+            self.actor.close()
+
+    def _abandon(self) -> None:
+        if self.state.paused:
+            self.table.abandon()
+
+    # -- the actor's ---------------------------------------------------------------------------------------
+
+    def post(self, message: RoomMessage) -> None:
+        """Handle ``message`` now (or right after the one being handled); what it sends goes out once what
+        it changed is committed."""
+        self.actor.post(message)
+
+    async def flush(self) -> None:
+        """Submit what is waiting, and wait until everything this room submitted is committed and sent."""
+        await self.actor.flush()
+
+    async def recover(self) -> bool:
+        """Rebuild the room from the database and go on from there; whether it is back (its first commit
+        went through). Raises if the database cannot be read yet."""
+        return await self.actor.recover()
+
+    def _left(self) -> None:
+        if self._on_close is not None:
+            self._on_close(self)
+
+    def _suspended(self) -> None:
+        if self.on_suspend is not None:
+            self.on_suspend(self)
+
+    def lose(self, also: Sequence[SeatDriver] = (), why: str = "another node holds it now") -> None:
+        """Another node holds the room now: see ``Actor.lose``."""
+        self.actor.lose(also, why)
+
+    def people_here(self) -> bool:
+        """Someone who is not a computer player is connected (a player or a spectator)."""
+        return self.computers.people_here()
+
+    def room_state(self) -> dict[str, Any]:
+        """The lobby part of every message: public."""
+        return self.publisher.room_state()
+
+    def round_now(self) -> int:
+        return self.table.round_now()
+
+    # -- what the rest of the server reads -----------------------------------------------------------------
+
+    @property
+    def code(self) -> str:
+        return self.state.code
+
+    @property
+    def room_id(self) -> str:
+        return self.state.room_id
+
+    @property
+    def link(self) -> str:
+        return self.state.link
+
+    @property
+    def relink(self) -> bool:
+        return self.state.relink
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    @property
+    def clock(self) -> Clock:
+        return self.state.clock
+
+    @property
+    def v(self) -> int:
+        return self.state.v
+
+    @property
+    def v_reserved(self) -> int:
+        return self.state.v_reserved
+
+    @property
+    def phase(self) -> Phase:
+        return self.state.phase
+
+    @property
+    def seats(self) -> list[Seat]:
+        return self.state.seats
+
+    @property
+    def host(self) -> int:
+        return self.state.host
+
+    @property
+    def members(self) -> dict[SeatDriver, Seat | None]:
+        return self.state.members
+
+    @property
+    def options(self) -> Options:
+        return self.state.options
+
+    @property
+    def stand_in(self) -> int | None:
+        return self.state.stand_in
+
+    @property
+    def practice(self) -> bool:
+        return self.state.practice
+
+    @property
+    def game(self) -> Game | None:
+        return self.state.game
+
+    @property
+    def record(self) -> Record | None:
+        return self.state.record
+
+    @property
+    def game_id(self) -> str | None:
+        return self.state.game_id
+
+    @property
+    def fair(self) -> list[Fairness]:
+        return self.state.fair
+
+    @property
+    def paused(self) -> bool:
+        return self.state.paused
+
+    @property
+    def paused_at(self) -> int | None:
+        return self.state.paused_at
+
+    @property
+    def closed(self) -> bool:
+        return self.state.closed
+
+    @property
+    def suspended(self) -> bool:
+        return self.state.suspended
+
+    @property
+    def lease(self) -> int | None:
+        """In a cluster: the epoch of this node's lease of the room, checked by each of its commits."""
+        return self.actor.lease
+
+    @lease.setter
+    def lease(self, epoch: int | None) -> None:
+        self.actor.lease = epoch
+
+    @property
+    def lease_until(self) -> float:
+        """In a cluster: until when (``time.monotonic()``) the lease is surely still this node's."""
+        return self.actor.lease_until
+
+    @lease_until.setter
+    def lease_until(self, until: float) -> None:
+        self.actor.lease_until = until
+
+    @property
+    def lost(self) -> bool:
+        """In a cluster: another node took the room over; it stopped here and its members were sent there."""
+        return self.actor.lost
+
+    @property
+    def observe_action(self) -> Callable[[float], None] | None:
+        """Called with each accepted action's seconds from arrival to publication (metrics), if set."""
+        return self.actor.observe_action
+
+    @observe_action.setter
+    def observe_action(self, call: Callable[[float], None] | None) -> None:
+        self.actor.observe_action = call
+
+    @property
+    def _in_flight(self) -> int:
+        """Submissions to the store not yet committed and delivered."""
+        return self.actor.in_flight

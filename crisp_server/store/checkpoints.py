@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Final, cast
 
+from crisp_server import tasks
 from crisp_server.store import sqlite_fast
 from crisp_server.store.outage import Outage, describe, storage_fault
 
@@ -158,14 +159,16 @@ class _Copier:
 
 
 class Checkpoints:
-    """The store's checkpoint part (``Store`` inherits it): the periodic loop and ``checkpoint()``. The store
-    sets ``_checkpoint_path`` (the database file; ``None``: no checkpoints) and ``_copier``, and counts commits
-    since the last checkpoint in ``_since_checkpoint``; ``_writing`` is the lock every write transaction holds.
+    """The store's checkpoint part (``Store`` inherits it): the periodic loop and ``checkpoint()``, started and
+    stopped with the store (``_start_checkpoints`` sets ``_checkpoint_path``, the database file, ``None``: no
+    checkpoints, and ``_copier``). The store counts commits since the last checkpoint in ``_since_checkpoint``;
+    ``_writing`` is the lock every write transaction holds.
     ``_checkpointer`` is the second pass's ``sqlite3`` connection, opened by the first pass that needs it."""
 
     _checkpoint_path: str | None
     _checkpointer: sqlite3.Connection | None
     _copier: _Copier | None
+    _checkpoints: asyncio.Task[None] | None
     _since_checkpoint: int
     _writing: asyncio.Lock
     _checkpointing: asyncio.Lock
@@ -188,6 +191,35 @@ class Checkpoints:
         self.wal_bytes = 0
         self.wal_full = None
         self._trouble_logged = float("-inf")
+
+    async def _start_checkpoints(self, path: str) -> None:
+        """Checkpoints of the SQLite file ``path`` from now on: its checkpoint process and the periodic loop."""
+        self._checkpoint_path = path
+        self.wal_bytes = self._wal_size()
+        self._copier = _Copier(path)
+        try:
+            await self._copier.start()
+        except OSError:
+            log.exception("the checkpoint process did not start; checkpoints will copy in a thread")
+        self._checkpoints = asyncio.get_running_loop().create_task(self._checkpoint_loop(), name="store checkpoints")
+
+    async def _stop_checkpoints(self) -> None:
+        """The loop stopped, a last checkpoint, and the connection and process of the checkpoints closed."""
+        if self._checkpoints is not None:
+            await tasks.stop(self._checkpoints)
+            self._checkpoints = None
+        if self._checkpoint_path is not None:
+            try:
+                await self.checkpoint()
+            except sqlite3.Error as exc:  # the files cannot be written: what the WAL holds is safe in it
+                log.warning("the last WAL checkpoint failed (%s)", describe(exc))
+            self._checkpoint_path = None
+        if self._checkpointer is not None:
+            self._checkpointer.close()
+            self._checkpointer = None
+        if self._copier is not None:
+            await self._copier.close()
+            self._copier = None
 
     def wal_cut_back(self) -> int:
         """The size (bytes) the WAL file is cut back to when it starts over: SQLite's ``journal_size_limit``."""

@@ -4,6 +4,7 @@ telling which SQLite errors leave a connection that must not be used again."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -11,6 +12,9 @@ from typing import Final
 
 import asyncpg
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+#: The store's logger: what an outage says comes from the store.
+log = logging.getLogger("crisp.store")
 
 
 @dataclass(slots=True)
@@ -137,3 +141,34 @@ def storage_fault(exc: BaseException) -> bool:
 
 class Dropped(RuntimeError):
     """A submission was not written: its room stopped after an earlier commit of its failed."""
+
+
+def failing(outage: Outage | None, reason: str, exc: BaseException, pauses: Pauses) -> Outage:
+    """A commit failed (``reason``, from ``exc``): the outage it starts, or ``outage`` going on. The first
+    failure is an ERROR, unless the process has just been paused (SIGSTOP, a suspended VM) and the error is
+    its connection's: PostgreSQL may have ended the session meanwhile, and the next try reconnects. That is
+    a WARNING, and becomes the ERROR if the next try fails too."""
+    if outage is None:
+        now = time.monotonic()
+        outage = Outage(reason, now)
+        if pauses.paused_lately(now) and connection_broke(exc):
+            outage.told = False
+            log.warning(
+                "the database connection was interrupted while this process was paused (%s); reconnecting, "
+                "rooms wait meanwhile",
+                reason,
+            )
+        else:
+            log.error("the database cannot be written: %s; rooms wait until it answers", reason)
+    else:
+        outage.reason = reason
+        if not outage.told:
+            outage.told = True
+            log.error("the database cannot be written: %s; rooms wait until it answers", reason)
+    return outage
+
+
+def answered(outage: Outage | None) -> None:
+    """A commit (or a probe) went through: ``outage``, if any, is over (the store holds none from now)."""
+    if outage is not None:
+        log.warning("the database answers again after %.1f s", time.monotonic() - outage.since)

@@ -8,8 +8,9 @@ Rooms describe what changed as operations (``operations.py``: ``SaveRoom``, ``Ap
 move the database does not have. The writer takes every operation waiting at that moment, from every room,
 into one transaction (group commit), so a busy server pays one commit for many actions. Operations of one
 room keep their order. Taking a group and telling its rooms is ``group.py``; what a group writes is
-``writes.py``; SQLite's direct path ``sqlite_fast.py``; the
-WAL checkpoints ``checkpoints.py``; the reads and retention ``reads.py``.
+``writes.py``; the engines and the writer's own SQLite connection ``connect.py``; SQLite's direct path
+``sqlite_fast.py``; the WAL checkpoints ``checkpoints.py``; the outage ``outage.py``; the reads and retention
+``reads.py``.
 """
 
 from __future__ import annotations
@@ -21,44 +22,30 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
-import orjson
-from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import ExceptionContext, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.pool import PoolProxiedConnection
 
 from crisp_server import tasks
-from crisp_server.store import sqlite_fast
 
 from .checkpoints import Checkpoints, _Copier
+from .connect import open_engines, open_writer
 from .group import Submission, any_ops, fenced, skipped, take, tell, tell_all
 from .leases import Fenced, Leases
 from .operations import Op, Written
-from .outage import Outage, Pauses, connection_broke, describe, storage_fault, unreachable
+from .outage import Outage, Pauses, answered, describe, failing, storage_fault, unreachable
 from .reads import Reads
-from .sqlite_fast import _Sqlite, sqlite_pragmas
+from .sqlite_fast import _Sqlite
 from .standings import TallyCache
 from .writes import _apply_all, _Core
 
 log = logging.getLogger("crisp.store")
 
-#: How long opening a PostgreSQL connection may take before the database counts as unreachable.
-CONNECT_SECONDS = 5.0
-
 
 def _never() -> bool:
     return False
-
-
-def _discard_on_storage_fault(context: ExceptionContext) -> None:
-    """SQLAlchemy's connection to a SQLite file that met a storage fault is invalidated as if it were lost, and
-    with it every connection its pool opened before: any of them may have opened the files read-only while
-    the fault lasted, and would stay so. The next checkout opens a fresh one."""
-    if storage_fault(context.original_exception):
-        context.is_disconnect = True
 
 
 class Timing:
@@ -70,15 +57,6 @@ class Timing:
 
 #: The most submissions one group commit takes.
 BATCH: Final = 1000
-
-#: The page cache of the store's writing connection on SQLite, in KiB.
-WRITER_CACHE_KIB: Final = 16 * 1024
-#: How long the writer's SQLite connection waits for a write lock another process holds (an operator's
-#: ``sqlite3`` shell in a transaction, say). Its commits run on the event loop: waiting longer would stop
-#: every room (pings, handshakes, /healthz). Past it the commit fails as a locked database: an outage
-#: (``unavailable``), tried again with the usual back-off. The server's own checkpoints and purges never
-#: make it wait: they take the writer's turn instead.
-WRITER_BUSY_MS: Final = 100
 
 
 class Store(Checkpoints, Reads):
@@ -103,39 +81,16 @@ class Store(Checkpoints, Reads):
         #: Seconds from the start of one group commit to the earliest start of the next (see ``_write_loop``).
         self.commit_interval = commit_interval
         self._last_commit = float("-inf")  # the loop's clock when the last group commit started
-        parsed = make_url(url)
-        self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        # orjson for the JSON columns (options, decks, action data): the standard json module is slower.
-        kwargs: dict[str, Any] = {"json_serializer": _json_text, "json_deserializer": orjson.loads}
+        engines = open_engines(url, idle_in_transaction_ms=idle_in_transaction_ms, application_name=application_name)
+        self.is_sqlite = engines.is_sqlite
         # The SQLite file, if the database is one (not in memory).
-        self._sqlite_path = (
-            parsed.database if self.is_sqlite and parsed.database not in (None, "", ":memory:") else None
-        )
-        if self.is_sqlite:
-            if self._sqlite_path is not None:
-                Path(self._sqlite_path).parent.mkdir(parents=True, exist_ok=True)
-            kwargs["connect_args"] = {"timeout": sqlite_fast.BUSY_SECONDS}
-        else:
-            # A connection the server dropped (a restart) is noticed when taken from the pool, not by a commit.
-            kwargs["pool_pre_ping"] = True
-            # A server that does not answer at all (a host down) is an outage after seconds, not a minute.
-            kwargs["connect_args"] = {"timeout": CONNECT_SECONDS}
-            server_settings: dict[str, str] = {}
-            if idle_in_transaction_ms is not None:
-                # A node stopped between two statements of a transaction (SIGSTOP, a long pause) must not
-                # keep its lease rows locked: PostgreSQL ends such a session (the fence then refuses it).
-                server_settings["idle_in_transaction_session_timeout"] = str(idle_in_transaction_ms)
-            if application_name is not None:
-                # ``pg_stat_activity`` then tells which node a session (and a lock it holds) belongs to.
-                server_settings["application_name"] = application_name[:63]
-            if server_settings:
-                kwargs["connect_args"]["server_settings"] = server_settings
-        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        self._sqlite_path = engines.sqlite_path
+        self.engine: AsyncEngine = engines.engine
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # Writes to SQLite go through the plain sqlite3 driver, on the event loop: a group commit to a WAL
         # with synchronous=NORMAL takes tens of microseconds. (aiosqlite hops to its thread for every
         # statement, and under load every hop waited for the GIL: commits took 5-20 ms.)
-        self._sync_engine: Engine | None = None
+        self._sync_engine: Engine | None = engines.sync_engine
         self._fast_path = False  # whether SQLite's fast path is on (from start() to close())
         # The fast path's connection, held by the writer; closed after a storage fault (``_discard_fast``),
         # and opened again by the next write or probe (``_fast_connection``).
@@ -149,13 +104,6 @@ class Store(Checkpoints, Reads):
         self._copier: _Copier | None = None  # the first pass, in a process of its own
         self._checkpoints: asyncio.Task[None] | None = None
         self._since_checkpoint = 0
-        if self.is_sqlite:
-            event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
-            self._sync_engine = create_engine(parsed.set(drivername="sqlite"), **kwargs)
-            event.listen(self._sync_engine, "connect", sqlite_pragmas)
-            if self._sqlite_path is not None:
-                for engine in (self.engine.sync_engine, self._sync_engine):
-                    event.listen(engine, "handle_error", _discard_on_storage_fault)
         # What the rooms submitted and the writer has not taken yet, and the writer's wait for more.
         self._pending: deque[Submission] = deque()
         self._wakeup: asyncio.Future[None] | None = None
@@ -189,16 +137,7 @@ class Store(Checkpoints, Reads):
             self._fast_connection()
             self._fast_path = True
             if self._sqlite_path is not None:
-                self._checkpoint_path = self._sqlite_path
-                self.wal_bytes = self._wal_size()
-                self._copier = _Copier(self._sqlite_path)
-                try:
-                    await self._copier.start()
-                except OSError:
-                    log.exception("the checkpoint process did not start; checkpoints will copy in a thread")
-                self._checkpoints = asyncio.get_running_loop().create_task(
-                    self._checkpoint_loop(), name="store checkpoints"
-                )
+                await self._start_checkpoints(self._sqlite_path)
         if self._writer is None:
             self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name="store writer")
         self._pauses.start()
@@ -214,21 +153,7 @@ class Store(Checkpoints, Reads):
         if self._flush_at is not None:
             self._flush_at.cancel()
             self._flush_at = None
-        if self._checkpoints is not None:
-            await tasks.stop(self._checkpoints)
-            self._checkpoints = None
-        if self._checkpoint_path is not None:
-            try:
-                await self.checkpoint()
-            except sqlite3.Error as exc:  # the files cannot be written: what the WAL holds is safe in it
-                log.warning("the last WAL checkpoint failed (%s)", describe(exc))
-            self._checkpoint_path = None
-        if self._checkpointer is not None:
-            self._checkpointer.close()
-            self._checkpointer = None
-        if self._copier is not None:
-            await self._copier.close()
-            self._copier = None
+        await self._stop_checkpoints()
         self._fast_path = False
         if self._raw is not None:
             self._raw.close()
@@ -411,32 +336,14 @@ class Store(Checkpoints, Reads):
         its connection's: PostgreSQL may have ended the session meanwhile, and the next try reconnects. That
         is a WARNING, and becomes the ERROR if the next try fails too."""
         reason = describe(exc)
-        outage = self.outage
-        if outage is None:
-            now = time.monotonic()
-            outage = self.outage = Outage(reason, now)
-            if self._pauses.paused_lately(now) and connection_broke(exc):
-                outage.told = False
-                log.warning(
-                    "the database connection was interrupted while this process was paused (%s); reconnecting, "
-                    "rooms wait meanwhile",
-                    reason,
-                )
-            else:
-                log.error("the database cannot be written: %s; rooms wait until it answers", reason)
-        else:
-            outage.reason = reason
-            if not outage.told:
-                outage.told = True
-                log.error("the database cannot be written: %s; rooms wait until it answers", reason)
+        self.outage = failing(self.outage, reason, exc, self._pauses)
         for callback in self.on_failure:
             callback(reason)
 
     def _answered(self) -> None:
         """A commit (or a probe) went through: the outage, if any, is over."""
-        outage, self.outage = self.outage, None
-        if outage is not None:
-            log.warning("the database answers again after %.1f s", time.monotonic() - outage.since)
+        answered(self.outage)
+        self.outage = None
 
     async def probe(self) -> None:
         """An empty write transaction (SQLite: its write lock is taken; PostgreSQL: a connection from the pool,
@@ -519,22 +426,7 @@ class Store(Checkpoints, Reads):
         if fast is not None:
             return fast
         assert self._sync_engine is not None
-        raw = self._sync_engine.raw_connection()
-        try:
-            fast = _Sqlite(cast(sqlite3.Connection, raw.driver_connection), self._sync_engine.dialect)
-            # The writer's page cache holds the pages thousands of playing rooms write to (the actions'
-            # index, their rounds and rooms: spread over the files by random ids): with SQLite's 2 MiB, each
-            # commit read some of them back from the files again (issue 19).
-            fast.dbapi.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
-            fast.dbapi.execute(f"PRAGMA busy_timeout={WRITER_BUSY_MS}")
-            if self._sqlite_path is not None:
-                fast.dbapi.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer copies the WAL
-                # It starts the WAL over: cut back to a part of its limit, so that a WAL grown past that
-                # while checkpoints fail is measured by its file's size.
-                fast.dbapi.execute(f"PRAGMA journal_size_limit={self.wal_cut_back()}")
-        except BaseException:
-            raw.invalidate()
-            raise
+        raw, fast = open_writer(self._sync_engine, self._sqlite_path, self.wal_cut_back)
         self._raw, self._fast = raw, fast
         return fast
 
@@ -562,7 +454,3 @@ class Store(Checkpoints, Reads):
         else:
             async with self.engine.begin() as aconn:
                 await aconn.run_sync(lambda conn: _apply_all(_Core(conn), ops, written))
-
-
-def _json_text(value: Any) -> str:
-    return orjson.dumps(value).decode()

@@ -12,7 +12,6 @@ from typing import Any, Final
 from fastapi import WebSocket
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from crisp_server import protocol as p
 from crisp_server.rooms.cluster import Busy, Draining
 from crisp_server.rooms.driver import CLOSE_MOVED
 from crisp_server.rooms.messages import Detach, Expire, Inbound
@@ -22,6 +21,7 @@ from crisp_server.rooms.tokens import is_room_code, normalize_code
 from crisp_server.web.connection import Connection
 from crisp_server.web.services import Services, client_address, now_ms
 from crisp_server.web.wsprotocol import CrispWebSocket
+from crisp_server.wire import protocol as p
 
 #: Close code for a peer that breaks the protocol's limits (RFC 6455 "policy violation").
 CLOSE_POLICY: Final = 1008

@@ -20,10 +20,9 @@ import logging
 import types
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-if TYPE_CHECKING:
-    from crisp_server.rooms.room import Room
+from crisp_server.rooms.driver import RoomHandle
 
 log = logging.getLogger("crisp.web")
 
@@ -68,8 +67,8 @@ class Connection:
         self.lang = "en"
         #: The address the page was opened at (``Services.base_url``): the room's link is made of its host's.
         self.origin: str | None = None
-        self.room: Room | None = None  # set by the room when it admits this connection
-        self.target: Room | None = None  # the room this connection last addressed
+        self.room: RoomHandle | None = None  # set by the room when it admits this connection
+        self.target: RoomHandle | None = None  # the room this connection last addressed
         self._queue: deque[bytes | tuple[int, str]] | None = None  # made by the first frame that must wait
         self._max = max_queue
         self._stalled: tuple[Coroutine[Any, Any, None], Any] | None = None  # a send that suspended

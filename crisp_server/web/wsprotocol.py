@@ -32,27 +32,19 @@
    protocol) is unmasked, decoded and handed over on the spot; every other frame (control frames, binary,
    fragments, anything malformed) is given whole to ``websockets``, which answers it as before. Frames that
    arrive while the application's queue holds something wait behind it, so that the order is kept.
-6. A plain opening handshake is answered here (:meth:`CrispHttp.handle_websocket_upgrade`,
-   :meth:`CrispWebSocket.open_checked`): uvicorn writes the request that its HTTP parser has read back out as
-   bytes for ``websockets`` to parse again, and ``websockets`` builds its answer with a header object and a
-   formatted date, about three quarters of the server's work for a player who reconnects (measured with
-   ``bench/restart.py``: 8,000 players back at once). A request that asks for nothing beyond RFC 6455's
-   handshake (GET over HTTP/1.1, one ``Upgrade: websocket``, ``Connection: Upgrade``, one valid 16-byte key,
-   version 13, at most one ``Origin``, no subprotocol, and no compression asked for where the server offers
-   it: the server runs without) is checked here from the headers already read, the application gets the same
-   scope, and the ``101`` is written from bytes when it accepts. Every other request (a malformed key, a
-   header over ``websockets``' limits...) goes to ``websockets`` as before, which answers it as it always did.
+
+6. A plain opening handshake is answered without ``websockets`` (:mod:`crisp_server.web.handshake`).
+
+The HTTP protocol that hands connections over is :mod:`crisp_server.web.httpprotocol`; the plain handshake
+it checks, :mod:`crisp_server.web.handshake`; the bytes of a frame, :mod:`crisp_server.web.frames`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import logging
 import random
-import re
 import socket
 import struct
 from collections.abc import Callable
@@ -64,19 +56,13 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import ClientDisconnected, get_client_addr, get_path_with_query_string
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame
-from websockets.http11 import MAX_LINE_LENGTH, MAX_NUM_HEADERS
 from websockets.protocol import OPEN
 from websockets.utils import accept_key
 
-from crisp_server.web.gate import MONITORED_PATHS, Gate, Ticket
+from crisp_server.web.frames import LENGTH_16, LENGTH_64, MASKED, MOST_16, TEXT, apply_mask, text_frame_header
+from crisp_server.web.gate import Gate, Ticket
+from crisp_server.web.handshake import switching_protocols
 
-try:  # websockets' C unmasking, as its own parser uses; its pure Python one where the C one is not built
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover
-    from websockets.utils import apply_mask
-
-#: FIN + text (RFC 6455, section 5.2): a whole message in one frame.
-_TEXT: Final = 0x81
 #: A text frame that is not UTF-8 (RFC 6455 "invalid frame payload data").
 CLOSE_NOT_UTF8: Final = 1007
 #: What uvicorn closes with when a keepalive ping goes unanswered (the socket is reset right after).
@@ -87,99 +73,12 @@ SEND_BUFFER: Final = 64 * 1024
 #: Above this the transport's own buffer pauses writing (uvicorn's flow control: frames then wait in the
 #: connection's bounded queue); uvloop's default, set here so that asyncio's loop bounds it alike.
 WRITE_BUFFER_HIGH: Final = 64 * 1024
-#: A 7-bit payload length that means a 16-bit (126) or 64-bit (127) one follows (RFC 6455, section 5.2).
-_LENGTH_16: Final = 126
-_LENGTH_64: Final = 127
-#: The largest payload a 16-bit length gives.
-_MOST_16: Final = 0xFFFF
-#: The mask bit of a frame's second byte: every client frame has it (RFC 6455, section 5.3).
-_MASKED: Final = 0x80
 #: What a reader does with one text frame.
 TextReader = Callable[[str], None]
 #: ``SO_LINGER`` on, zero seconds: closing the socket resets the connection and drops what it holds.
 _RESET: Final = struct.pack("ii", 1, 0)
 
 log = logging.getLogger("crisp.web")
-
-
-#: The start of a ``101`` answer, up to the value of its ``Sec-WebSocket-Accept`` (RFC 6455, section 4.2.2).
-_SWITCHING: Final = (
-    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "
-)
-
-
-def text_frame_header(length: int) -> bytes:
-    """The header of an unmasked text frame (a server's) holding ``length`` bytes."""
-    if length < 126:
-        return bytes((_TEXT, length))
-    if length < 1 << 16:
-        return bytes((_TEXT, 126)) + length.to_bytes(2, "big")
-    return bytes((_TEXT, 127)) + length.to_bytes(8, "big")
-
-
-#: The header names and values ``websockets`` accepts in a handshake (its own parser's rules, RFC 9110).
-_TOKEN: Final = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
-_VALUE: Final = re.compile(rb"[\x09\x20-\x7e\x80-\xff]*")
-#: The handshake headers that :func:`plain_handshake_key` reads (names as uvicorn's parser gives them: lower case).
-_KEY, _VERSION, _UPGRADE, _CONNECTION = b"sec-websocket-key", b"sec-websocket-version", b"upgrade", b"connection"
-_ORIGIN, _PROTOCOL, _EXTENSIONS = b"origin", b"sec-websocket-protocol", b"sec-websocket-extensions"
-
-
-def plain_handshake_key(
-    method: str, http_version: str, target: bytes, headers: list[tuple[bytes, bytes]], *, compression: bool
-) -> str | None:
-    """The ``Sec-WebSocket-Key`` of an opening handshake that ``websockets`` would accept as it is and that asks
-    for nothing else (no subprotocol; no compression when the server offers it), checked from the request
-    uvicorn's HTTP parser read; ``None`` for any other request, which then goes to ``websockets`` (its answer,
-    an error included, is then exactly what it always was). The rules are ``websockets``': GET over HTTP/1.1, an
-    ASCII target, at most ``MAX_NUM_HEADERS`` headers of at most ``MAX_LINE_LENGTH`` bytes with valid names and
-    values, ``Connection`` listing ``upgrade``, a single ``Upgrade: websocket``, one key that is 16 bytes in
-    base64, one ``Sec-WebSocket-Version: 13``, at most one ``Origin``."""
-    if (
-        method != "GET"
-        or http_version != "1.1"
-        or not target.isascii()
-        or len(target) + 14 > MAX_LINE_LENGTH  # "GET " + target + " HTTP/1.1"
-        or len(headers) > MAX_NUM_HEADERS
-    ):
-        return None
-    key: bytes | None = None
-    version = upgrade = None
-    upgrade_asked = origins = 0
-    for name, value in headers:
-        if len(name) + len(value) + 2 > MAX_LINE_LENGTH or not _TOKEN.fullmatch(name) or not _VALUE.fullmatch(value):
-            return None
-        if name == _KEY:
-            if key is not None:
-                return None
-            key = value
-        elif name == _VERSION:
-            if version is not None:
-                return None
-            version = value
-        elif name == _UPGRADE:
-            if upgrade is not None:
-                return None
-            upgrade = value
-        elif name == _CONNECTION:
-            tokens = [t.strip(b" \t") for t in value.split(b",")]
-            if not all(_TOKEN.fullmatch(t) for t in tokens):
-                return None
-            upgrade_asked += any(t.lower() == b"upgrade" for t in tokens)
-        elif name == _ORIGIN:
-            origins += 1
-        elif name == _PROTOCOL or (compression and name == _EXTENSIONS):
-            return None
-    if not upgrade_asked or origins > 1 or version != b"13" or upgrade is None or upgrade.lower() != b"websocket":
-        return None
-    if key is None:
-        return None
-    try:
-        if len(base64.b64decode(key, validate=True)) != 16:
-            return None
-    except binascii.Error:
-        return None
-    return key.decode("ascii")
 
 
 class CrispWebSocket(WebSocketsSansIOProtocol):
@@ -288,17 +187,12 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
                 '%s - "WebSocket %s" [accepted]', get_client_addr(self.scope), get_path_with_query_string(self.scope)
             )
         assert self.accept_header is not None
-        out = [_SWITCHING, self.accept_header, b"\r\n"]
         extra: list[tuple[bytes, bytes]] = list(message.get("headers", ()))  # type: ignore[call-overload]
-        for name, value in self.default_headers + extra:
-            out += [name, b": ", value, b"\r\n"]
         subprotocol: str | None = message.get("subprotocol")  # type: ignore[assignment]
-        if subprotocol:
-            out += [b"Sec-WebSocket-Protocol: ", subprotocol.encode(), b"\r\n"]
-        out.append(b"\r\n")
+        answer = switching_protocols(self.accept_header, self.default_headers + extra, subprotocol)
         if not self.transport.is_closing():
             self.handshake_complete = True
-            self.transport.write(b"".join(out))
+            self.transport.write(answer)
             self.start_keepalive()
 
     #: The gate and the connection's place in it, handed over by :class:`CrispHttp` at the upgrade.
@@ -409,7 +303,7 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             # websockets' limit on a message (``max_message_size`` since 15, ``max_size`` before): a larger
             # frame is left to it, which closes with 1009.
             limit = getattr(self.conn, "max_message_size", getattr(self.conn, "max_size", None))
-            self._most = _MOST_16 if limit is None else min(_MOST_16, limit)
+            self._most = MOST_16 if limit is None else min(MOST_16, limit)
 
     def wake_app(self) -> None:
         """Make the application's ``receive`` return (a message of type ``crisp.wake``), behind what it holds."""
@@ -436,26 +330,26 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             second = data[pos + 1]
             size = second & 0x7F
             head = pos + 2
-            if size == _LENGTH_16:
+            if size == LENGTH_16:
                 if end - pos < 4:
                     break
                 size = int.from_bytes(data[pos + 2 : pos + 4], "big")
                 head = pos + 4
-            elif size == _LENGTH_64:
-                size = _MOST_16 + 1  # 64 KiB or more
+            elif size == LENGTH_64:
+                size = MOST_16 + 1  # 64 KiB or more
             if size > self._most:  # 64 KiB or more, or over websockets' limit: it reads on from here
                 self._framing = False
                 super().data_received(data[pos:])
                 return
-            if second & _MASKED:
+            if second & MASKED:
                 head += 4
             stop = head + size
             if stop > end:
                 break
             conn = self.conn
             if (
-                data[pos] == _TEXT
-                and second & _MASKED
+                data[pos] == TEXT
+                and second & MASKED
                 and conn.state is OPEN
                 and not conn.expect_continuation_frame
                 and not self.close_sent
@@ -538,253 +432,6 @@ class CrispWebSocket(WebSocketsSansIOProtocol):
             return False
         self.transport.write(text_frame_header(len(data)) + data)
         return True
-
-
-class CrispHttp(HttpToolsProtocol):
-    """uvicorn's ``httptools`` HTTP protocol, with two changes.
-
-    1. It lets go of its request parser once it has handed a connection over to the WebSocket protocol. The
-       parser refers back to the protocol object (it holds its callbacks): a cycle, which only the
-       cyclic collector frees, and the server runs that once per retention sweep (``crisp_server/collector.py``).
-       So the handed-over object, its parser, the request's headers and scope and an empty pipeline stayed,
-       about 3 KB per WebSocket opened since the last sweep. Without the parser, reference counting frees them
-       at the upgrade.
-    2. Connections cannot hold the server's descriptors for nothing. A request's head (its line and headers)
-       must be whole within ``head_seconds`` (up to half as much again, see :meth:`_arm_head`) of the
-       connection's opening, or of its first byte after a response: else the connection is answered 408 and
-       closed (uvicorn waited for ever on a connection that sent nothing, or half a head, or trickled one
-       byte at a time). And each accepted connection passes the :class:`~crisp_server.web.gate.Gate`: beyond
-       the connection budget it is answered 503, beyond its address's cap 429, and closed (see :meth:`refuse`);
-       but a monitor's, beyond the budget, takes the health reserve and gets its health check or metrics.
-    """
-
-    #: The server's gate (``None``: every connection is taken, as in tests that run uvicorn directly).
-    gate: Gate | None = None
-    #: How long a request's head may take to arrive (see :func:`http_protocol`).
-    head_seconds: float = 10.0
-
-    ticket: Ticket | None = None
-    head_timer: asyncio.TimerHandle | None = None
-    #: A refused connection that reads on until its client has read the answer: when it is aborted anyway.
-    linger_timer: asyncio.TimerHandle | None = None
-    #: The connection was refused: what it sends is dropped until it closes or is aborted.
-    refused: bool = False
-    #: The request whose head was just read comes (through a trusted proxy) from an address at its cap.
-    over_cap: bool = False
-    #: The request whose head was just read came on a place of the health reserve and is not a health check.
-    over_budget: bool = False
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        gate = self.gate
-        if gate is not None:
-            peer = self.client[0] if self.client else None
-            ticket = gate.enter(peer)
-            if ticket is None:
-                self.refuse(503, AT_LIMIT, linger=False)
-                return
-            self.ticket = ticket
-            # A trusted proxy's connections count by the address each request is forwarded for (at its head);
-            # one of the health reserve counts there alone.
-            if peer is not None and not ticket.reserve and not gate.forwards(peer) and not gate.admit(ticket, peer):
-                self.refuse(429, TOO_MANY, linger=gate.may_linger())
-                return
-        self._arm_head()
-
-    def _arm_head(self) -> None:
-        """Start the head's clock: ``head_seconds``, and up to half as much again at random, so that the
-        connections opened together (an attack of thousands) are not closed in one burst that holds every
-        table up (measured: 10,000 at once stalled the loop for 120 ms; spread, a ping's p99 stays low)."""
-        if self.head_timer is None:
-            delay = self.head_seconds * random.uniform(1.0, 1.5)
-            self.head_timer = self.loop.call_later(delay, self._head_late)
-
-    def _disarm_head(self) -> None:
-        if self.head_timer is not None:
-            self.head_timer.cancel()
-            self.head_timer = None
-
-    def _head_late(self) -> None:
-        """The request's head did not arrive in time: answered 408 and closed (what was read of it is dropped)."""
-        self.head_timer = None
-        if self.transport.is_closing():
-            return
-        if self.gate is not None:
-            self.gate.note("head", self.client[0] if self.client else None)
-        else:
-            log.info("closing a connection whose request head did not arrive in time (408)")
-        self.refused = True
-        self.transport.write(_response(408, b"The request did not arrive in time.\n"))
-        self.transport.close()
-
-    def refuse(self, status: int, body: bytes, *, linger: bool) -> None:
-        """Answer ``status`` with ``body`` at once, whatever the client sends, and close. ``linger``: the
-        connection half-closes after the answer and reads on (dropping what it reads) for up to
-        ``REFUSED_LINGER`` seconds, so that the client reads the answer: a socket closed with a request
-        unread would be reset, and the reset destroys the answer in the client's kernel. Without it (the
-        budget is spent, or too many refused connections linger already) the socket is closed at once."""
-        self.refused = True
-        self._disarm_head()
-        transport = self.transport
-        transport.write(_response(status, body))
-        if not linger or not transport.can_write_eof():
-            transport.close()
-            return
-        transport.write_eof()
-        if self.gate is not None:
-            self.gate.lingering += 1
-        self.linger_timer = self.loop.call_later(REFUSED_LINGER, transport.abort)
-
-    def data_received(self, data: bytes) -> None:
-        if self.refused:
-            return
-        # Between requests (the first, or after a response) the next byte starts the clock of a new head.
-        if self.head_timer is None and (self.cycle is None or self.cycle.response_complete):
-            self._arm_head()
-        super().data_received(data)
-
-    def on_headers_complete(self) -> None:
-        self._disarm_head()
-        self.over_cap = False
-        gate, ticket = self.gate, self.ticket
-        peer = self.client[0] if self.client else None
-        if ticket is not None and ticket.reserve:
-            # The health reserve: a health check or a metrics scrape is answered, anything else refused; the
-            # connection closes after the answer (a place of the reserve is one request's).
-            upgrade = self.parser.should_upgrade()
-            self.over_budget = upgrade or not self._monitoring()
-            if self.over_budget and not upgrade:
-                self._headers_complete_with(_over_budget)
-            else:
-                super().on_headers_complete()
-            if self.cycle is not None:
-                self.cycle.keep_alive = False
-            return
-        if gate is not None and ticket is not None and gate.forwards(peer):
-            forwarded = b", ".join(value for name, value in self.headers if name == b"x-forwarded-for")
-            address = gate.forwarded_address(peer, forwarded.decode("latin-1") if forwarded else None) or peer
-            if address is not None and not gate.admit(ticket, address):
-                self.over_cap = True
-        if self.over_cap and not self.parser.should_upgrade():
-            self._headers_complete_with(_too_many)
-            return
-        super().on_headers_complete()
-
-    def _headers_complete_with(self, app: Any) -> None:
-        """uvicorn's ``on_headers_complete``, with ``app`` answering this request (uvicorn runs the app it finds
-        on the protocol)."""
-        own, self.app = self.app, app
-        try:
-            super().on_headers_complete()
-        finally:
-            self.app = own
-
-    def _monitoring(self) -> bool:
-        """Whether the request whose head was just read is a health check or a metrics scrape."""
-        path = self.url.split(b"?", 1)[0]
-        return self.parser.get_method() in (b"GET", b"HEAD") and path in MONITORED_PATHS
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        gate, ticket = self.gate, self.ticket
-        if gate is not None and ticket is not None and gate.forwards(self.client[0] if self.client else None):
-            gate.release(ticket)  # a proxy's connection counts toward the client of each request while it runs
-
-    def handle_websocket_upgrade(self) -> None:
-        if self.over_cap:
-            self.refuse(429, TOO_MANY, linger=False)  # the whole request is read: nothing unread to reset
-            return
-        if self.over_budget:
-            self.refuse(503, AT_LIMIT, linger=False)
-            return
-        self._disarm_head()
-        ws: Any = self.ws_protocol_class
-        key = None
-        if isinstance(ws, type) and issubclass(ws, CrispWebSocket):
-            scope = self.scope
-            key = plain_handshake_key(
-                scope["method"],
-                scope["http_version"],
-                self.url,
-                self.headers,
-                compression=self.config.ws_per_message_deflate,
-            )
-        if key is None:
-            super().handle_websocket_upgrade()
-        else:
-            # uvicorn's upgrade without writing the request out again for ``websockets`` to parse: checked here.
-            self.connections.discard(self)
-            checked: CrispWebSocket = ws(config=self.config, server_state=self.server_state, app_state=self.app_state)
-            checked.connection_handed_over(self.transport, self)
-            self.transport.set_protocol(checked)
-            checked.open_checked(self.url, self.headers, key)
-        # The connection (its place in the gate with it) is the WebSocket protocol's now.
-        protocol = self.transport.get_protocol()
-        if isinstance(protocol, CrispWebSocket):
-            protocol.gate, protocol.ticket = self.gate, self.ticket
-            self.ticket = None
-        # Nothing of uvicorn's reads these after the upgrade: the WebSocket protocol has the transport, and this
-        # object left the server's connections (its ``connection_lost`` and ``shutdown`` are never called).
-        self.parser = None  # type: ignore[assignment]
-        self.pipeline = None  # type: ignore[assignment]
-        self.headers = []
-        self.scope = None  # type: ignore[assignment]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        super().connection_lost(exc)
-        self._disarm_head()
-        gate = self.gate
-        if self.linger_timer is not None:
-            self.linger_timer.cancel()
-            self.linger_timer = None
-            if gate is not None:
-                gate.lingering -= 1
-        if gate is not None and self.ticket is not None:
-            gate.leave(self.ticket)
-            self.ticket = None
-
-
-#: The body of a 429 refusal.
-TOO_MANY: Final = b"Too many connections from your address: close some, then try again.\n"
-#: The body of a 503 refusal: the connection budget is spent.
-AT_LIMIT: Final = b"The server is at its connection limit: try again in a moment.\n"
-#: How long a refused connection reads on (and drops what it reads) so that its client reads the answer.
-REFUSED_LINGER: Final = 1.0
-_REASONS: Final = {408: b"Request Timeout", 429: b"Too Many Requests", 503: b"Service Unavailable"}
-
-
-def _response(status: int, body: bytes) -> bytes:
-    """A whole HTTP/1.1 answer that closes the connection."""
-    return (
-        b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
-        b"connection: close\r\nretry-after: 5\r\n\r\n%s" % (status, _REASONS[status], len(body), body)
-    )
-
-
-async def _refusal(status: int, body: bytes, send: Any) -> None:
-    headers = [
-        (b"content-type", b"text/plain; charset=utf-8"),
-        (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-        (b"retry-after", b"5"),
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _too_many(scope: Any, receive: Any, send: Any) -> None:
-    """The answer to a request forwarded for an address at its cap (the proxy's connection closes after it)."""
-    await _refusal(429, TOO_MANY, send)
-
-
-async def _over_budget(scope: Any, receive: Any, send: Any) -> None:
-    """The answer to a request other than a health check on a place of the health reserve (it closes after)."""
-    await _refusal(503, AT_LIMIT, send)
-
-
-def http_protocol(gate: Gate | None, head_seconds: float) -> type[CrispHttp]:
-    """The protocol class for uvicorn's ``http`` option, with the server's gate and head deadline."""
-    return type("CrispHttp", (CrispHttp,), {"gate": gate, "head_seconds": head_seconds})
 
 
 def websocket_protocol(close_seconds: float) -> type[CrispWebSocket]:

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from crisp_server.__main__ import main
-from crisp_server.arena import message_to_action, play_game, run_arena
 from crisp_server.bots import LEVELS
 from crisp_server.bots.timing import CRISP_MS, MOVE_MS
 from crisp_server.engine import DRAW_BLOCK_MS, Game, Options
 from crisp_server.engine.views import seat_view
-from crisp_server.protocol import BadMessage
+from crisp_server.tools.arena import message_to_action, play_game, run_arena
+from crisp_server.wire.protocol import BadMessage
 
 pytestmark = pytest.mark.slow
 

@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from crisp_server.arena import message_to_action
 from crisp_server.bots import Bot, Due, pause_ms
 from crisp_server.bots.timing import MOVE_MS
 from crisp_server.engine import CallCrisp, Discard, Draw, Event, Game, Options, event_to_dict, visible_to
 from crisp_server.engine.views import private_view, table_view
-from crisp_server.simulate import shuffled_deck
+from crisp_server.tools.arena import message_to_action
+from crisp_server.tools.simulate import shuffled_deck
 
 
 def _feed(game: Game, bots: list[Bot], events: list[Event]) -> None:

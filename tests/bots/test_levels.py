@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from crisp_server.arena import PAIRINGS, TABLE_LIMITS, run_arena
 from crisp_server.engine import Options
+from crisp_server.tools.arena import PAIRINGS, TABLE_LIMITS, run_arena
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from crisp_server.arena import play_game
 from crisp_server.bots import Memory
 from crisp_server.bots.memory import LEFT, RIGHT, SlotInfo
 from crisp_server.engine import (
@@ -27,6 +26,7 @@ from crisp_server.engine import (
     visible_to,
 )
 from crisp_server.engine.views import private_view, table_view
+from crisp_server.tools.arena import play_game
 from tests.web.bots import stacked_deck
 
 

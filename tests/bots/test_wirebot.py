@@ -1,5 +1,5 @@
 """The bot over the wire when the server refuses what it sends: it logs the refusal, decides again from the
-state it is sent after a back-off that doubles, and never floods the server (``crisp_server.wirebot``).
+state it is sent after a back-off that doubles, and never floods the server (``crisp_server.remote.wirebot``).
 
 The connection is a script here (:class:`RefusingServer`): one state where it is the bot's move, and an error
 for every move. The whole command against a real server is in ``tests/e2e/test_wirebot.py``.
@@ -16,13 +16,13 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import Close
 
-from crisp_server import wirebot
 from crisp_server.bots import Bot
-from crisp_server.client import CLOSE_MOVED, CrispClient
 from crisp_server.engine import Game, Options, event_to_dict, visible_to
 from crisp_server.engine.views import private_view, table_view
-from crisp_server.simulate import shuffled_deck
-from crisp_server.wirebot import End, SeatPlayer
+from crisp_server.remote import wirebot
+from crisp_server.remote.client import CLOSE_MOVED, CrispClient
+from crisp_server.remote.wirebot import End, SeatPlayer
+from crisp_server.tools.simulate import shuffled_deck
 
 #: The back-off, ten times faster than the real one, so that the test sees several refusals quickly.
 RETRY_FIRST_S = 0.025

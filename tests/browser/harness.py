@@ -14,9 +14,9 @@ from typing import Any
 from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
 from pydantic import ValidationError
 
-from crisp_server.client import CrispClient, ProtocolError
 from crisp_server.engine import FULL_DECK
-from crisp_server.schema import InboundMessage, validate_outbound
+from crisp_server.remote.client import CrispClient, ProtocolError
+from crisp_server.wire.schema import InboundMessage, validate_outbound
 
 TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
 

@@ -16,7 +16,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.browser.harness import Bots, fits, join_and_play, open_page, watch
 from tests.e2e.procs import free_port, server_process
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.browser.harness import (
     NUMBERS_FIRST,
     SIZES,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.e2e.procs import server_process
 
 #: Layout shifts summed over the load (PerformanceObserver, as Lighthouse counts them: none after input).

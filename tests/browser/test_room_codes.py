@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from crisp_server.client import CrispClient
 from crisp_server.engine import Options
+from crisp_server.remote.client import CrispClient
 from crisp_server.rooms.tokens import hash_token
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade

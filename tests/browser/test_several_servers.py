@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.browser.harness import Bots, join_and_play, open_page
 from tests.e2e.procs import server_process
 from tests.frozen import relay_in_thread

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from crisp_server.client import CrispClient, ProtocolError
+from crisp_server.remote.client import CrispClient, ProtocolError
 from tests.browser.conftest import rigged_server
 from tests.browser.harness import NUMBERS_FIRST, Bots, fits, join_and_play, open_page, page_check
 

@@ -20,8 +20,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
-from crisp_server.client import CrispClient
 from crisp_server.engine import Options
+from crisp_server.remote.client import CrispClient
 from crisp_server.rooms.tokens import hash_token
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store

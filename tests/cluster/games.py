@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from crisp_server.client import CrispClient, ProtocolError
 from crisp_server.engine import parse_record, replay_game
+from crisp_server.remote.client import CrispClient, ProtocolError
 from tests.e2e.continuity import essentials, next_move, went_on_from
 
 

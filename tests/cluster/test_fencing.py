@@ -15,7 +15,7 @@ import time
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from crisp_server.client import CLOSE_MOVED, CrispClient, ProtocolError
+from crisp_server.remote.client import CLOSE_MOVED, CrispClient, ProtocolError
 from tests.cluster.conftest import MakeCluster
 from tests.cluster.games import Table
 from tests.e2e.continuity import essentials, next_move

@@ -16,7 +16,7 @@ import time
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from crisp_server.client import OPEN_TIMEOUT_S, CrispClient, ProtocolError, room_url
+from crisp_server.remote.client import OPEN_TIMEOUT_S, CrispClient, ProtocolError, room_url
 from tests.cluster.conftest import MakeCluster
 
 #: The shipped configuration's ``timeout server``: how long HAProxy waits for a node's answer to a handshake.

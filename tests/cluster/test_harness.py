@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH
 from tests.cluster.harness import HAPROXY_CFG, ROOT, Cluster, haproxy_binary, notable, require, wait_for
 

@@ -14,7 +14,7 @@ import re
 import resource
 import time
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.cluster.conftest import MakeCluster
 from tests.flood import Flood
 

@@ -169,7 +169,7 @@ async def test_the_listener_hears_the_requests_for_its_own_node(two: tuple[Store
 
 
 async def test_one_node_alone_writes_no_lease_and_runs_no_lease_statement(pg_url: str, tmp_path: Path) -> None:
-    from crisp_server.client import CrispClient
+    from crisp_server.remote.client import CrispClient
     from tests.web.harness import uvicorn_serving
 
     app = create_app(Settings(database_url=pg_url, data_dir=tmp_path))

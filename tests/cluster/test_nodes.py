@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from websockets.asyncio.client import connect
 
-from crisp_server.client import CLOSE_MOVED, CrispClient
+from crisp_server.remote.client import CLOSE_MOVED, CrispClient
 from crisp_server.rooms import cluster as cluster_module
 from crisp_server.rooms.cluster import Cluster
 from crisp_server.rooms.messages import Inbound

@@ -12,7 +12,7 @@ from collections import Counter
 
 import httpx
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.cluster.conftest import MakeCluster
 from tests.cluster.harness import Cluster, wait_for
 

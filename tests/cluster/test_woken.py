@@ -22,7 +22,7 @@ import asyncpg
 import httpx
 from sqlalchemy.engine import make_url
 
-from crisp_server.client import CLOSE_MOVED, CrispClient
+from crisp_server.remote.client import CLOSE_MOVED, CrispClient
 from tests.cluster.conftest import MakeCluster
 from tests.cluster.games import Table, open_tables
 from tests.cluster.harness import Cluster

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crisp_server.client import CrispClient
 from crisp_server.engine import parse_record, replay_game
 from crisp_server.engine.views import table_view
+from crisp_server.remote.client import CrispClient
 from tests.e2e.test_restart import essentials as _essentials
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 
-from crisp_server.client import CrispClient
 from crisp_server.engine import replay
+from crisp_server.remote.client import CrispClient
 from crisp_server.settings import Settings
 from crisp_server.store.store import Store
 from tests.e2e.procs import server_process

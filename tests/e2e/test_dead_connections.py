@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.e2e.procs import server_process
 from tests.web.deaf import deaf_player, flood, seated
 

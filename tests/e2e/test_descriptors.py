@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.e2e.procs import server_process
 from tests.flood import Flood
 

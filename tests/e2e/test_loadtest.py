@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from crisp_server import loadtest as load
-from crisp_server.client import OPEN_TIMEOUT_S
-from crisp_server.loadtest import Probe
+from crisp_server.remote import loadplayers
+from crisp_server.remote import loadtest as load
+from crisp_server.remote.client import OPEN_TIMEOUT_S
+from crisp_server.remote.loadtest import Probe
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from tests.e2e.procs import free_port, server_process
@@ -184,7 +185,7 @@ async def test_bots_follow_their_rooms_to_another_node_and_play_on(
     """Two rooms of three bots play through a proxy that moves each room twice (``moved`` and 4005, the close
     alone, or ``restarting`` and 1012): every bot reconnects at once (a back-off would take 30 s here) to
     /ws?room=CODE, resumes its seat, and the rooms play on; the reconnects are counted, not as disconnects."""
-    monkeypatch.setattr(load, "RECONNECT_FIRST_S", 30.0)
+    monkeypatch.setattr(loadplayers, "RECONNECT_FIRST_S", 30.0)
     rooms, players = 2, 3
     app = create_app(Settings(**OPEN_LIMITS), persist=False)
     async with uvicorn_serving(app, lifespan="on") as port:
@@ -241,7 +242,7 @@ async def test_a_bot_whose_immediate_reconnect_fails_backs_off_and_plays_on(
 ) -> None:
     """The node the room went to closes each bot's first socket with 4005 again: the bots try again after the
     back-off, resume, and the room plays on."""
-    monkeypatch.setattr(load, "RECONNECT_FIRST_S", 0.5)
+    monkeypatch.setattr(loadplayers, "RECONNECT_FIRST_S", 0.5)
     players = 2
     app = create_app(Settings(**OPEN_LIMITS), persist=False)
     async with uvicorn_serving(app, lifespan="on") as port:
@@ -281,7 +282,7 @@ async def test_a_bot_whose_reconnect_hangs_gives_it_up_and_plays_on(
     """The room moves and each bot's reconnect at once reaches a frozen node (the connection is taken, the
     handshake never answered): the bots give it up after ``OPEN_TIMEOUT_S``, try again after the back-off,
     resume, and the room plays on."""
-    monkeypatch.setattr(load, "RECONNECT_FIRST_S", 0.5)
+    monkeypatch.setattr(loadplayers, "RECONNECT_FIRST_S", 0.5)
     players = 2
     app = create_app(Settings(**OPEN_LIMITS), persist=False)
     async with uvicorn_serving(app, lifespan="on") as port:

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from tests.e2e.procs import server_process

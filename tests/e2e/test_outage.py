@@ -50,8 +50,8 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
-from crisp_server.client import CrispClient
 from crisp_server.engine import parse_record, replay_game
+from crisp_server.remote.client import CrispClient
 from tests import storage_faults as faults
 from tests.conftest import IN_CI
 from tests.databases import PG_AVAILABLE, PG_PROBLEM, Cluster, database, own_cluster_problem

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from crisp_server.client import CrispClient
 from crisp_server.engine import FULL_DECK
+from crisp_server.remote.client import CrispClient
 from tests.databases import BACKENDS, database
 from tests.e2e.procs import free_port, server_process
 

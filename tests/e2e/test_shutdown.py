@@ -6,7 +6,7 @@ import asyncio
 import signal
 from pathlib import Path
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.e2e.procs import server_process
 
 

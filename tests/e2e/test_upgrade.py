@@ -18,9 +18,9 @@ import httpx
 
 from crisp_server.engine import Options, Record, parse_record, record_to_dict, replay
 from crisp_server.settings import Settings
-from crisp_server.simulate import play_random_game
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
+from crisp_server.tools.simulate import play_random_game
 from tests.e2e.procs import server_process
 
 #: Now, as SQLAlchemy stored a DateTime on SQLite (a game saved long ago would be closed as abandoned at start).

@@ -25,13 +25,10 @@ from typing import Any
 
 import pytest
 
-from crisp_server import wirebot
 from crisp_server.bots import Bot
-from crisp_server.client import OPEN_TIMEOUT_S, CrispClient
-from crisp_server.rooms.clock import TimerHandle
-from crisp_server.settings import Settings
-from crisp_server.web.app import create_app
-from crisp_server.wirebot import (
+from crisp_server.remote import wirebot
+from crisp_server.remote.client import OPEN_TIMEOUT_S, CrispClient
+from crisp_server.remote.wirebot import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_STOPPED,
@@ -42,6 +39,9 @@ from crisp_server.wirebot import (
     run_bot,
     ws_url,
 )
+from crisp_server.rooms.clock import TimerHandle
+from crisp_server.settings import Settings
+from crisp_server.web.app import create_app
 from tests.e2e.procs import free_port, server_process
 from tests.frozen import Relay
 from tests.moving import Leg, MovingProxy

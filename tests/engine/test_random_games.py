@@ -27,7 +27,7 @@ from crisp_server.engine import (
     replay,
     replay_game,
 )
-from crisp_server.simulate import Style, play_random_game
+from crisp_server.tools.simulate import Style, play_random_game
 
 from .knowledge import Knowledge, check_cards_conserved
 

@@ -35,7 +35,7 @@ from crisp_server.engine import (
     visible_to,
 )
 from crisp_server.engine.views import choices, seat_view, table_view
-from crisp_server.simulate import play_random_game
+from crisp_server.tools.simulate import play_random_game
 
 from .knowledge import card_codes
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from crisp_server.client import CrispClient, ProtocolError
+from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.store.models import RoomRow
 from crisp_server.web import app as app_module
 from tests.web.harness import Harness, running_server

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from sqlalchemy import select, update
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from crisp_server.store.models import GameRow, RoomRow
 from crisp_server.web import app as app_module
 from tests.databases import BACKENDS, database

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import segno
 
-from crisp_server.client import CrispClient, ProtocolError
+from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.rooms import publishing as room_module
 from tests.openapi import assert_documented
 from tests.web.harness import running_server

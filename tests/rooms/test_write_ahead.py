@@ -10,14 +10,14 @@ from typing import Any
 
 import orjson
 
-from crisp_server import protocol as p
 from crisp_server.rooms.clock import ManualClock
-from crisp_server.rooms.driver import CLOSE_REPLACED
+from crisp_server.rooms.driver import CLOSE_REPLACED, RoomHandle
 from crisp_server.rooms.messages import Inbound, Reload
 from crisp_server.rooms.room import Room
 from crisp_server.settings import Settings
 from crisp_server.store.operations import Op, ReserveVersion, SaveRoom
 from crisp_server.store.reads import StoredRoom
+from crisp_server.wire import protocol as p
 
 Done = Callable[[BaseException | None], None]
 
@@ -52,7 +52,7 @@ class HeldStore:
 class Phone:
     def __init__(self) -> None:
         self.lang = "en"
-        self.room: Room | None = None
+        self.room: RoomHandle | None = None
         self.origin: str | None = "http://test"
         self.frames: list[dict[str, Any]] = []
         self.closed: tuple[int, str] | None = None

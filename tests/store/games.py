@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 
 from crisp_server.engine import Options, Record, replay_game
 from crisp_server.rooms.tokens import hash_token
-from crisp_server.simulate import play_random_game
 from crisp_server.store.operations import (
     AppendAction,
     FinishGame,
@@ -21,6 +20,7 @@ from crisp_server.store.operations import (
     StartRound,
 )
 from crisp_server.store.store import Store
+from crisp_server.tools.simulate import play_random_game
 
 OPTIONS = Options(50, 30, True)
 

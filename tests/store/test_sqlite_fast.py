@@ -23,6 +23,7 @@ from crisp_server.engine import Timed
 from crisp_server.engine.actions import CallCrisp, Discard, Draw, Source, Swap
 from crisp_server.engine.cards import Slot
 from crisp_server.store.checkpoints import _Copier
+from crisp_server.store.connect import WRITER_CACHE_KIB
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.operations import (
     AddResume,
@@ -38,7 +39,7 @@ from crisp_server.store.operations import (
     Written,
 )
 from crisp_server.store.sqlite_fast import _Sqlite
-from crisp_server.store.store import WRITER_CACHE_KIB, Store
+from crisp_server.store.store import Store
 from crisp_server.store.writes import _ROUND_INSERT, _apply_all, _Core
 
 TABLES = ("rooms", "seats", "games", "rounds", "actions", "results")

@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import delete
 
 from crisp_server.engine import Record, replay
-from crisp_server.simulate import play_random_game
 from crisp_server.store import reads
 from crisp_server.store.models import ActionRow, GameRow
 from crisp_server.store.standings import GameTally, PlayerStanding, TallyCache, best_rounds, standings
 from crisp_server.store.store import Store
+from crisp_server.tools.simulate import play_random_game
 from tests.store.games import OPTIONS, save_room, store_game
 
 

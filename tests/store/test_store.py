@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import update
 
 from crisp_server.engine import Options, record_to_dict, replay
-from crisp_server.simulate import play_random_game
 from crisp_server.store import reads
 from crisp_server.store.migrate import HEAD, alembic_config, check, downgrade, revision, upgrade, upgrade_if_needed
 from crisp_server.store.models import GameRow, RoomRow
@@ -30,6 +29,7 @@ from crisp_server.store.operations import (
     StartRound,
 )
 from crisp_server.store.store import Store
+from crisp_server.tools.simulate import play_random_game
 
 
 async def test_migrations_upgrade_downgrade_upgrade_and_no_drift(database_url: str) -> None:

@@ -22,8 +22,8 @@ from typing import Any, Final
 
 import pytest
 
-from crisp_server.client import CrispClient
 from crisp_server.engine import FULL_DECK
+from crisp_server.remote.client import CrispClient
 from crisp_server.rooms import luck
 from tests.web.harness import Harness
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import orjson
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 
 
 def deaf_player(port: int, room: str, name: str) -> socket.socket:

@@ -11,12 +11,13 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from crisp_server.rooms.clock import ManualClock
 from crisp_server.serve import SHUTDOWN_SECONDS
 from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
-from crisp_server.web.wsprotocol import CrispHttp, CrispWebSocket
+from crisp_server.web.httpprotocol import CrispHttp
+from crisp_server.web.wsprotocol import CrispWebSocket
 
 
 @dataclass

@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from crisp_server.bots import Bot
-from crisp_server.client import CrispClient, ProtocolError
 from crisp_server.engine import DRAW_BLOCK_MS
+from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.rooms.botseat import BOT_NAMES, BotDriver
 from tests.web.bots import rig, settle
 from tests.web.harness import Harness, running_server

@@ -15,7 +15,7 @@ from typing import Any, Final
 import httpx
 import pytest
 
-from crisp_server.client import ProtocolError
+from crisp_server.remote.client import ProtocolError
 from tests.web.audit import audit
 from tests.web.bots import OPEN_LIMITS, Bots, Style, card_codes, dealt_hands, events, rig, stacked_deck
 from tests.web.harness import Harness, running_server

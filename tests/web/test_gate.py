@@ -21,7 +21,7 @@ from crisp_server.settings import Settings
 from crisp_server.web.app import create_app
 from crisp_server.web.bridge import CLOSE_NO_ROOM
 from crisp_server.web.gate import Gate
-from crisp_server.web.wsprotocol import http_protocol
+from crisp_server.web.httpprotocol import http_protocol
 
 from .harness import running_server, uvicorn_serving
 

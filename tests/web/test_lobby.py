@@ -11,9 +11,9 @@ import httpx
 import orjson
 import pytest
 
-from crisp_server.client import CrispClient, ProtocolError
-from crisp_server.protocol import REACTIONS
+from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH
+from crisp_server.wire.protocol import REACTIONS
 from tests.web.harness import Harness
 
 # -- helpers -------------------------------------------------------------------------------------------

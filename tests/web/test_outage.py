@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from crisp_server.store.operations import Op, SaveRoom, Written
 from crisp_server.store.store import Store
 from tests.web.harness import Harness, running_server

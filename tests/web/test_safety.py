@@ -12,10 +12,10 @@ import orjson
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from crisp_server import protocol as p
-from crisp_server.client import CrispClient, ProtocolError
+from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.settings import Settings
 from crisp_server.web.bridge import Bridge
+from crisp_server.wire import protocol as p
 from tests.web.harness import Harness, running_server
 
 

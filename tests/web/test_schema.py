@@ -20,12 +20,12 @@ import orjson
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from crisp_server import schema
 from crisp_server.engine import Code as RuleCode
 from crisp_server.engine import events as engine_events
-from crisp_server.protocol import DrawMsg, Inbound, Join, Ping, ProtocolCode, parse_inbound
-from crisp_server.rooms.room import Room
-from crisp_server.schema import InboundMessage
+from crisp_server.rooms.publishing import Publisher
+from crisp_server.wire import schema, schema_events
+from crisp_server.wire.protocol import DrawMsg, Inbound, Join, Ping, ProtocolCode, parse_inbound
+from crisp_server.wire.schema import InboundMessage
 from tests.web.harness import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def test_the_committed_schema_is_the_generated_one() -> None:
 
 
 def event_models() -> dict[str, type[BaseModel]]:
-    union = typing.get_args(typing.get_args(schema.Event)[0])
+    union = typing.get_args(typing.get_args(schema_events.Event)[0])
     return {typing.get_args(m.model_fields["type"].annotation)[0]: m for m in union}
 
 
@@ -120,17 +120,17 @@ async def test_a_real_update_validates_and_each_wrong_one_is_rejected(server: Ha
     assert accepted == []
 
 
-@pytest.mark.interpreted  # replaces Room._welcome
+@pytest.mark.interpreted  # replaces Publisher.welcome
 async def test_the_tests_see_a_frame_the_schema_does_not_allow(
     server: Harness, monkeypatch: pytest.MonkeyPatch, schema_violations: list[str]
 ) -> None:
     """The check every test runs can fail: a server that adds a field to its welcome is caught."""
-    welcome = Room._welcome
+    welcome = Publisher.welcome
 
-    def with_a_stray_field(self: Room, index: int | None, token: str | None) -> bytes:
+    def with_a_stray_field(self: Publisher, index: int | None, token: str | None) -> bytes:
         return welcome(self, index, token)[:-1] + b',"debug":true}'
 
-    monkeypatch.setattr(Room, "_welcome", with_a_stray_field)
+    monkeypatch.setattr(Publisher, "welcome", with_a_stray_field)
     client = await server.client()
     await client.create("Ana")
     assert len(schema_violations) == 1

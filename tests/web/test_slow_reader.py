@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from crisp_server.web.connection import CLOSE_TOO_SLOW
 from tests.web.deaf import deaf_player, flood, read_close_code, seated
 from tests.web.harness import running_server

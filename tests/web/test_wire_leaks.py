@@ -6,7 +6,7 @@ has legitimately seen so far (docs/rules.md, "Not in the rules"): the cards show
 Kings, time-outs), and at a round's end every hand and the deck. A card code anywhere else is a leak.
 Fields that repeat a public card (taken from the discard pile) must name one already seen.
 
-The server's own state at each version (``Room._publish`` is wrapped) adds ground truth: no face-down card
+The server's own state at each version (seen through ``rooms/taps.py``) adds ground truth: no face-down card
 (in a hand, or drawn from the draw pile, and never public this round) appears in any message except in its
 one-time private reveal, and never in the shared table view.
 """

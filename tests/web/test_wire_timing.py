@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import pytest
 
-from crisp_server.client import CrispClient
+from crisp_server.remote.client import CrispClient
 from tests.web.bots import OPEN_LIMITS, Bots, Style, card_codes, events, rig, stacked_deck
 from tests.web.harness import Harness, running_server
 

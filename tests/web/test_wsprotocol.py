@@ -16,7 +16,10 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from websockets.asyncio.client import connect
 
 from crisp_server.web.connection import Connection
-from crisp_server.web.wsprotocol import CrispHttp, CrispWebSocket, plain_handshake_key, text_frame_header
+from crisp_server.web.frames import text_frame_header
+from crisp_server.web.handshake import plain_handshake_key
+from crisp_server.web.httpprotocol import CrispHttp
+from crisp_server.web.wsprotocol import CrispWebSocket
 
 from .deaf import client_frame, upgrade_request
 from .harness import uvicorn_serving

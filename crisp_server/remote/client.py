@@ -11,7 +11,7 @@
 The client keeps the latest state it was sent (``state``), every message in order (``messages``), the
 errors (``errors``), and notices gaps in the room version (it asks for a snapshot, as a client must).
 The tests set ``CrispClient.inspect`` to check every frame a client receives against the protocol's JSON
-Schema (``crisp_server.schema``).
+Schema (``crisp_server.wire.schema``).
 
 With several server nodes (``docs/protocol.md``, "Several servers") a socket names its room in its URL
 (``room=``: :func:`room_url`) whenever the room is known, and a room that went to another node closes its

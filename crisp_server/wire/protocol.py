@@ -3,7 +3,7 @@
 Inbound messages are validated as one pydantic discriminated union; anything else is answered with
 ``{"type": "error", "code": "bad_message", ...}`` and the connection stays open. Outbound messages are
 built by the rooms from the engine's views (``crisp_server.rooms.publishing``); this module only names
-their error codes and texts. ``crisp_server.schema`` describes both directions as a JSON Schema.
+their error codes and texts. ``crisp_server.wire.schema`` describes both directions as a JSON Schema.
 """
 
 from __future__ import annotations
@@ -14,20 +14,9 @@ from typing import Annotated, Any, Final, Literal, cast
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
 
-from .engine import (
-    Action,
-    CallCrisp,
-    Discard,
-    Draw,
-    Slot,
-    Source,
-    Swap,
-    UseJack,
-    UseKing,
-    UseQueen,
-)
-from .engine import Code as RuleCode
-from .engine import message as rule_message
+from crisp_server.engine import Action, CallCrisp, Discard, Draw, Slot, Source, Swap, UseJack, UseKing, UseQueen
+from crisp_server.engine import Code as RuleCode
+from crisp_server.engine import message as rule_message
 
 Lang = Literal["en", "de"]
 SlotName = Literal["left", "middle", "right"]

@@ -16,8 +16,9 @@ import time
 
 import orjson
 
-from .engine import Game, Options, Record, replay_game
-from .engine.views import private_view, table_view
+from crisp_server.engine import Game, Options, Record, replay_game
+from crisp_server.engine.views import private_view, table_view
+
 from .simulate import Style, play_random_game
 
 _OPTIONS = [

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .engine import (
+from crisp_server.engine import (
     FULL_DECK,
     Action,
     CallCrisp,

@@ -3,7 +3,7 @@ documented protocol only, and plays it with the same decision code as the rooms'
 
 It joins with ``join`` and keeps the token; when the connection drops it reconnects with a back-off and
 ``resume``s (``CrispClient`` asks ``sync`` on a gap in ``v``, as every client must); a socket that does not
-open within :data:`crisp_server.client.OPEN_TIMEOUT_S` (a frozen node) is given up and tried again the same
+open within :data:`crisp_server.remote.client.OPEN_TIMEOUT_S` (a frozen node) is given up and tried again the same
 way. Every socket names the room in its URL (``/ws?room=CODE``: with several server nodes the proxy routes on
 it); when the room moves to another node (``moved``, close 4005) it reconnects and resumes at once, and backs
 off as usual only if that fails. Every update and snapshot goes to a :class:`crisp_server.bots.Bot`; what
@@ -32,7 +32,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from .bots import LEVELS, Bot, Due, decision_key, pause_ms
+from crisp_server.bots import LEVELS, Bot, Due, decision_key, pause_ms
+
 from .client import CrispClient, ProtocolError
 
 #: Exit statuses of ``crisp-server bot``.

@@ -28,10 +28,10 @@ from typing import Any, Final
 
 import orjson
 
-from .bots import LEVELS, Bot, Message, decision_key, pause_ms
-from .engine import FULL_DECK, Action, Code, Event, Game, Options, Rejected, TimeOut, event_to_dict
-from .engine.views import seat_update, table_view
-from .protocol import ACTION_MESSAGES, BadMessage, parse_inbound, to_action
+from crisp_server.bots import LEVELS, Bot, Message, decision_key, pause_ms
+from crisp_server.engine import FULL_DECK, Action, Code, Event, Game, Options, Rejected, TimeOut, event_to_dict
+from crisp_server.engine.views import seat_update, table_view
+from crisp_server.wire.protocol import ACTION_MESSAGES, BadMessage, parse_inbound, to_action
 
 #: 95 % of a normal distribution lies within this many standard deviations of the mean.
 Z95 = 1.959964
