@@ -61,6 +61,14 @@ class Module:
     lines: int
 
 
+def import_source(here: str, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` reads from, with a relative import resolved against package ``here``."""
+    if not node.level:
+        return node.module or ""
+    base = here.split(".")[: len(here.split(".")) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def _modules(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Module]:
     found: dict[str, Module] = {}
     for path in sorted(root.rglob("*.py")):
@@ -91,11 +99,7 @@ def _imported(module: str, is_package: bool, tree: ast.Module, known: Iterable[s
         if isinstance(node, ast.Import):
             targets = [owner(alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = here.split(".")[: len(here.split(".")) - (node.level - 1)]
-                source = ".".join([*base, node.module] if node.module else base)
-            else:
-                source = node.module or ""
+            source = import_source(here, node)
             for alias in node.names:
                 full = f"{source}.{alias.name}"
                 targets.append(full if full in names else owner(source))
@@ -266,11 +270,7 @@ def _rooms_chain(modules: Mapping[str, Module], package: str) -> list[str]:
         bound = {node.name: (name, node.name) for node in m.tree.body if isinstance(node, ast.ClassDef)}
         for node in ast.walk(m.tree):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = here.split(".")[: len(here.split(".")) - (node.level - 1)]
-                    source = ".".join([*base, node.module] if node.module else base)
-                else:
-                    source = node.module or ""
+                source = import_source(here, node)
                 for alias in node.names:
                     if (source, alias.name) in classes:
                         bound[alias.asname or alias.name] = (source, alias.name)
