@@ -16,7 +16,8 @@ The room is an actor that owns parts, one module each, none of which imports thi
 seats (``seating.py``), the table (``table.py``), the computer players (``computers.py``), the publisher
 (``publishing.py``) and recovery (``recovery.py``). They share the room's data (``state.py``) and get what
 they need of each other through their constructors. The room keeps the mailbox, the write-ahead and the
-timer (``actor.py``), and dispatches each message to the part that handles it (:meth:`Room._commands`).
+timer (``actor.py``), and dispatches each message to the part that handles it (the tables ``MESSAGES``, ``ANYONE`` and
+``MEMBERS`` at the end of this module, built once for every room).
 What drives a seat is a ``SeatDriver`` (``driver.py``)."""
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ from .seats import Seat
 from .state import RoomState
 from .table import Table
 
-#: Handles an inbound message of a member: (its connection, the message).
-Command = Callable[[SeatDriver, Any], None]
+#: Handles an inbound message: (the room, the sender's connection, the message).
+Command = Callable[["Room", SeatDriver, Any], None]
+#: Handles a message posted to the room: (the room, the message).
+Handler = Callable[["Room", Any], None]
 
 
 class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
@@ -102,8 +105,6 @@ class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
             gone=self.actor.gone,
         )
         self.touched = clock.now()  # the last message handled (idle rooms are closed)
-        self._handlers = self._messages()
-        self._entries, self._members_only = self._commands()
 
     @classmethod
     def restore(
@@ -136,61 +137,7 @@ class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
         room.publisher.next_version()
         return room
 
-    # -- the dispatch: each message to the part that handles it -------------------------------------------
-
-    def _messages(self) -> dict[type, Callable[[Any], None]]:
-        """What the room does with each message posted to it (a suspended room: ``Recovery.while_suspended``);
-        a message of another type (a ``Reload`` that comes late) is dropped."""
-        return {
-            Inbound: self._inbound,
-            Detach: lambda m: self.seating.detach(m.conn),
-            Tick: lambda m: self._tick(),
-            Expire: lambda m: self._expire(),
-            Abandon: lambda m: self._abandon(),
-            Shutdown: lambda m: self.actor.shutdown(),
-            MoveAway: lambda m: self.actor.move_away(),
-        }
-
-    def _commands(self) -> tuple[dict[type, Command], dict[type, Command]]:
-        """Inbound messages -> the part's method that handles them: those of anyone (entering the room, a
-        ping), and those of its members (``seat``: the sender's seat, refused to a spectator; ``host``: the
-        same, refused to anyone but the host)."""
-        st, seating, table, computers, publisher = self.state, self.seating, self.table, self.computers, self.publisher
-        seat = seating.seat_of
-
-        def by_host(act: Callable[[Any], object]) -> Command:
-            def command(conn: SeatDriver, msg: Any) -> None:
-                seating.require_host(seat(conn))
-                act(msg)
-
-            return command
-
-        anyone: dict[type, Command] = {
-            p.Create: self._create,
-            p.Join: lambda conn, msg: seating.join(conn, msg.name),
-            p.Resume: lambda conn, msg: seating.resume(conn, msg.token),
-            p.Watch: lambda conn, msg: seating.watch(conn),
-            # In order with what this room sent; ``v`` only for its members.
-            p.Ping: lambda conn, msg: st.send(conn, p.pong_message(st.v if conn in st.members else 0)),
-        }
-        members: dict[type, Command] = {
-            p.Sync: lambda conn, msg: st.send(conn, publisher.message(conn, "snapshot", [])),
-            p.Leave: lambda conn, msg: seating.leave(conn),
-            p.Sit: lambda conn, msg: seating.sit(conn, msg.name),  # a spectator's
-            p.Ready: lambda conn, msg: table.ready(seat(conn)),
-            p.React: lambda conn, msg: table.react(seat(conn), msg.emoji),
-            p.Kick: lambda conn, msg: seating.kick(seat(conn), msg.seat),
-            p.SetOptions: by_host(table.set_options),
-            p.Start: by_host(lambda msg: table.start()),
-            p.Rematch: by_host(lambda msg: table.ask_rematch()),
-            p.AddBot: by_host(lambda msg: computers.add_bot(msg.level)),
-            p.RemoveBot: by_host(lambda msg: computers.remove_bot(msg.seat)),
-            p.SetBotLevel: by_host(lambda msg: computers.set_bot_level(msg.seat, msg.level)),
-            p.HintMsg: lambda conn, msg: computers.hint(conn, seat(conn)),
-        }
-        for action in p.ACTION_MESSAGES:
-            members[action] = lambda conn, msg: table.action(conn, seat(conn), msg)
-        return anyone, members
+    # -- the dispatch: each message to the part that handles it (the tables are at the end of the module) ----
 
     def handle(self, message: RoomMessage) -> None:
         """Handle one message; what it sends goes out once what it changed is committed (:meth:`post`)."""
@@ -199,24 +146,24 @@ class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
         if st.suspended:
             self.recovery.while_suspended(message)
             return
-        handler = self._handlers.get(type(message))
+        handler = MESSAGES.get(type(message))
         if handler is not None:
-            handler(message)
+            handler(self, message)
 
     def _inbound(self, message: Inbound) -> None:
         st = self.state
         conn, msg = message.conn, message.message
         st.arrived = message.arrived
         try:
-            command = self._entries.get(type(msg))
+            command = ANYONE.get(type(msg))
             if command is None:
                 if conn not in st.members:
                     raise RoomError(p.ProtocolCode.NOT_IN_ROOM)
-                command = self._members_only.get(type(msg))
+                command = MEMBERS.get(type(msg))
                 if command is None:
                     self.seating.seat_of(conn)  # a spectator's is refused as such
                     raise RoomError(p.ProtocolCode.BAD_MESSAGE)
-            command(conn, msg)
+            command(self, conn, msg)
         except RoomError as err:
             v = st.v if conn in st.members else 0  # a refused entry learns nothing of the room
             st.send(conn, p.error_message(v, err.code, conn.lang))
@@ -416,3 +363,68 @@ class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
     def _in_flight(self) -> int:
         """Submissions to the store not yet committed and delivered."""
         return self.actor.in_flight
+
+
+# -- the dispatch tables: message type -> the part's method that handles it ------------------------------------
+# Built once, for every room: each entry takes the room (no closures per room).
+
+
+def _by_host(act: Callable[[Room, Any], object]) -> Command:
+    """A command only the host may give (``require_host`` refuses anyone else, a spectator as such)."""
+
+    def command(room: Room, conn: SeatDriver, msg: Any) -> None:
+        room.seating.require_host(room.seating.seat_of(conn))
+        act(room, msg)
+
+    return command
+
+
+def _ping(room: Room, conn: SeatDriver, msg: p.Ping) -> None:
+    """In order with what this room sent; ``v`` only for its members."""
+    st = room.state
+    st.send(conn, p.pong_message(st.v if conn in st.members else 0))
+
+
+def _action(room: Room, conn: SeatDriver, msg: Any) -> None:
+    room.table.action(conn, room.seating.seat_of(conn), msg)
+
+
+#: What the room does with each message posted to it (a suspended room: ``Recovery.while_suspended``); a
+#: message of another type (a ``Reload`` that comes late) is dropped.
+MESSAGES: dict[type, Handler] = {
+    Inbound: lambda room, m: room._inbound(m),
+    Detach: lambda room, m: room.seating.detach(m.conn),
+    Tick: lambda room, m: room._tick(),
+    Expire: lambda room, m: room._expire(),
+    Abandon: lambda room, m: room._abandon(),
+    Shutdown: lambda room, m: room.actor.shutdown(),
+    MoveAway: lambda room, m: room.actor.move_away(),
+}
+
+#: Inbound messages anyone may send: entering the room, a ping.
+ANYONE: dict[type, Command] = {
+    p.Create: lambda room, conn, msg: room._create(conn, msg),
+    p.Join: lambda room, conn, msg: room.seating.join(conn, msg.name),
+    p.Resume: lambda room, conn, msg: room.seating.resume(conn, msg.token),
+    p.Watch: lambda room, conn, msg: room.seating.watch(conn),
+    p.Ping: _ping,
+}
+
+#: Inbound messages of the room's members (``seat_of``: the sender's seat, refused to a spectator;
+#: ``_by_host``: the same, refused to anyone but the host).
+MEMBERS: dict[type, Command] = {
+    p.Sync: lambda room, conn, msg: room.state.send(conn, room.publisher.message(conn, "snapshot", [])),
+    p.Leave: lambda room, conn, msg: room.seating.leave(conn),
+    p.Sit: lambda room, conn, msg: room.seating.sit(conn, msg.name),  # a spectator's
+    p.Ready: lambda room, conn, msg: room.table.ready(room.seating.seat_of(conn)),
+    p.React: lambda room, conn, msg: room.table.react(room.seating.seat_of(conn), msg.emoji),
+    p.Kick: lambda room, conn, msg: room.seating.kick(room.seating.seat_of(conn), msg.seat),
+    p.SetOptions: _by_host(lambda room, msg: room.table.set_options(msg)),
+    p.Start: _by_host(lambda room, msg: room.table.start()),
+    p.Rematch: _by_host(lambda room, msg: room.table.ask_rematch()),
+    p.AddBot: _by_host(lambda room, msg: room.computers.add_bot(msg.level)),
+    p.RemoveBot: _by_host(lambda room, msg: room.computers.remove_bot(msg.seat)),
+    p.SetBotLevel: _by_host(lambda room, msg: room.computers.set_bot_level(msg.seat, msg.level)),
+    p.HintMsg: lambda room, conn, msg: room.computers.hint(conn, room.seating.seat_of(conn)),
+    **dict.fromkeys(p.ACTION_MESSAGES, _action),
+}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import get_args
 
 from crisp_server.rooms import messages
+from crisp_server.rooms import room as rooms
 from crisp_server.rooms.clock import ManualClock
 from crisp_server.rooms.room import Room
 from crisp_server.settings import Settings
@@ -18,7 +19,7 @@ def room() -> Room:
 
 
 def test_every_inbound_message_of_the_protocol_has_one_handler() -> None:
-    anyone, members = room()._commands()
+    anyone, members = rooms.ANYONE, rooms.MEMBERS
     protocol = set(get_args(get_args(p.Inbound)[0]))
     assert set(anyone) | set(members) == protocol
     assert not set(anyone) & set(members)
@@ -27,7 +28,7 @@ def test_every_inbound_message_of_the_protocol_has_one_handler() -> None:
 
 def test_every_message_posted_to_a_room_has_a_handler_but_a_late_reload() -> None:
     posted = set(get_args(messages.RoomMessage))
-    assert set(room()._messages()) == posted - {messages.Reload}
+    assert set(rooms.MESSAGES) == posted - {messages.Reload}
 
 
 def test_a_stranger_is_refused_what_only_a_member_may_do_and_learns_no_version() -> None:
