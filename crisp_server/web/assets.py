@@ -14,9 +14,10 @@ revalidated. It is rewritten to name the hashed paths, and given an import map f
 path to its hashed one: the modules import each other with relative paths (``./cards.js``), which resolve
 against the importing module's URL to ``/js/cards.js`` and are mapped from there, so a module's content
 need not change when another one does. Each module is also named in a ``modulepreload`` link, so that the
-browser fetches them all at once instead of one level of imports after the other. A browser without
-import maps (before Safari 16.4) imports the modules by their own paths, which are served too: the client
-works there, revalidating its modules instead of keeping them.
+browser fetches them all at once instead of one level of imports after the other; of the language catalogs
+(``js/lang/``) only English's, which every page imports: the page imports the player's own when it starts.
+A browser without import maps (before Safari 16.4) imports the modules by their own paths, which are served
+too: the client works there, revalidating its modules instead of keeping them.
 
 ``sw.js`` (served at ``/sw.js``, so that its scope is the whole site, and always revalidated, so that a
 deploy is found) is the service worker. It is served with its shell before it: ``const SHELL = {...};``,
@@ -56,6 +57,9 @@ REVALIDATE: Final = "no-cache"
 ENTRY: Final = "index.html"
 #: The service worker: served at its own path only, rendered with the shell it precaches.
 WORKER: Final = "sw.js"
+#: The client's texts, one ES module per language: all in the import map and the shell (cached for offline
+#: play), only English's preloaded (see ``entry_page``).
+CATALOGS: Final = "/js/lang/"
 #: The page the service worker shows for a navigation when the server cannot be reached.
 OFFLINE: Final = "offline.html"
 HASH_DIGITS: Final = 10
@@ -74,6 +78,11 @@ def media_type(path: str) -> str:
     suffix = Path(path).suffix.lower()
     kind = MEDIA_TYPES.get(suffix) or mimetypes.guess_type(path)[0] or "application/octet-stream"
     return f"{kind}; charset=utf-8" if kind.startswith("text/") or kind in TEXT_TYPES else kind
+
+
+def _other_catalog(path: str) -> bool:
+    """A language's catalog but English's: the page imports the one it needs when it starts."""
+    return path.startswith(CATALOGS) and path != CATALOGS + "en.js"
 
 
 def hashed_path(path: str, digest: str) -> str:
@@ -202,7 +211,9 @@ class StaticClient:
         imports = ",".join(f"\n      {json.dumps(path)}: {json.dumps(hashed)}" for path, hashed in modules.items())
         entries = set(re.findall(r'<script type="module" src="([^"]+)"', html))
         preloads = "".join(
-            f'\n    <link rel="modulepreload" href="{url}" />' for url in modules.values() if url not in entries
+            f'\n    <link rel="modulepreload" href="{url}" />'
+            for path, url in modules.items()
+            if url not in entries and not _other_catalog(path)
         )
         head = f'<script type="importmap">\n    {{ "imports": {{{imports}\n    }} }}\n    </script>{preloads}\n    '
         at = html.find("<script")

@@ -1,616 +1,70 @@
-// German and English: chosen from the browser's language, switchable, remembered.
+// The client's texts: one catalog per language (lang/en.js, lang/de.js ...), chosen from the browser's
+// preferred languages until the player picks one, which is remembered. English is always loaded: a text a
+// catalog lacks falls back to it (a test fails on any missing key); the player's language is loaded before
+// the first screen is drawn, and another one when the player picks it.
+
+import en from "./lang/en.js";
 
 const LANG_KEY = "crisp.lang";
 
-/** A German name in the genitive: "Anas", but "Hans’" and "Max’" (Duden: an apostrophe after s, ß, x, z). */
-function genitive(name) {
-  return /[sßxz]$/i.test(name) ? `${name}’` : `${name}s`;
+/** The languages the client speaks, each named in itself. */
+export const LANGUAGES = { en: "English", de: "Deutsch" };
+
+const catalogs = { en };
+
+async function load(code) {
+  if (!catalogs[code]) catalogs[code] = (await import(`./lang/${code}.js`)).default;
+  return catalogs[code];
 }
 
-const STRINGS = {
-  en: {
-    tagline: "The card game of memory and bluff",
-    nameNeeded: "Type your name first.",
-    roomTitle: (code) => `Room ${code}`,
-    seatHeld: "You left this game. Your seat is kept for you: take it back whenever you like.",
-    takeSeatBack: "Take your seat back",
-    withFriends: "Play with friends",
-    orJoinCode: "Or join a room with its code",
-    yourRooms: "Your rooms",
-    youLeft: "you left",
-    seatGoneShort: "your seat is gone",
-    joinAgain: "Join again",
-    backToTable: "Back to the table",
-    seatGone: "Your seat in that room is gone: its game ended, or a new one started without it.",
-    leaveLobbyDetail: "Your seat is given up. You can join again with the link until the game starts.",
-    leaveStandInDetail: "A computer plays for you until you come back: open the room's link again to take your seat back.",
-    leaveTimeoutDetail: "Your moves time out at once until you come back: open the room's link again to take your seat back.",
-    leaveLastDetail: (time) =>
-      `You are the last player at the table: the game pauses, and nobody plays meanwhile, no computer either. Anyone who played in it can take their seat back within ${time} (the room's link, or "Your rooms" on the home screen) and play on; after that the game ends unfinished and stays in the room's games.`,
-    leavePracticeDetail: (time) =>
-      `The game pauses: the computer players wait for you. Take your seat back within ${time} ("Your rooms" on the home screen) to play on; after that the game ends unfinished.`,
-    leaveOverDetail: "The game is over and its result is kept. Your seat stays yours until the host starts the next game: take it back with the room's link to play in it.",
-    leaveOverLastDetail: "The game is over and its result is kept. You are the last player here: the room closes.",
-    waitTime: (hours) => (Number.isInteger(hours) ? `${hours} ${hours === 1 ? "hour" : "hours"}` : `${Math.max(1, Math.round(hours * 60))} minutes`),
-    stopWatchingConfirm: "Stop watching this game?",
-    removeBotConfirm: (name) => `Remove the computer player ${name}?`,
-    kickConfirm: (name) => `Remove ${name} from the room?`,
-    takeASeat: "Take a seat",
-    sitDown: "Sit down",
-    roomFullNow: "All 8 seats are taken.",
-    limitShort: (n) => `of ${n}`,
-    limitWatching: (n) => `the game ends at ${n}`,
-    limitLabel: (n) => `The game ends when a total reaches ${n} points.`,
-    drawPileShort: "Draw",
-    discardPileShort: "Discard",
-    revealAll: "The round is over: every hand face up.",
-    revealCalled: (n) => `${n} called Crisp: every hand face up.`,
-    swapOrDiscardHint: "Tap one of your cards to swap it, or Discard",
-    peekTitleWatching: "The players look at their cards",
-    peekHintWatching: "Each player sees their own left and right card for a few seconds. Play starts when everyone is ready.",
-    gameEndedBy: (names, limit) => `${names} reached the limit of ${limit} points: the game is over.`,
-    scoreboardTo: (limit) => `Scores · the game ends at ${limit}`,
-    yourName: "Your name",
-    createRoom: "Create a room",
-    joinRoom: "Join a room",
-    roomCode: "Room code",
-    join: "Join",
-    watch: "Watch",
-    howToPlay: "How to play",
-    language: "Deutsch",
-    languageLabel: "Sprache: Deutsch",
-    lobby: "Lobby",
-    inviteFriends: "Invite your friends",
-    copyLink: "Copy link",
-    share: "Share",
-    replayIsPublic: "Anyone with the link can watch this replay.",
-    replayIsPrivate: "Only the game's players can watch this replay: the host may open it to anyone with the link.",
-    copied: "Copied!",
-    share: "Share",
-    qrAlt: "QR code of the join link",
-    players: "Players",
-    host: "Host",
-    you: "you",
-    connected: "connected",
-    away: "away",
-    leftGame: "left",
-    kick: "Remove",
-    kickLabel: (name) => `Remove ${name} from the room`,
-    options: "Options",
-    scoreLimit: "Score limit",
-    turnTimer: "Turn timer",
-    none: "none",
-    seconds: (s) => `${s} s`,
-    discardDraw: "Drawing from the discard pile",
-    on: "on",
-    off: "off",
-    start: "Start the game",
-    waitingForHost: (name) => `Waiting for ${name} to start the game…`,
-    needPlayers: "2 to 8 players can play.",
-    leave: "Leave",
-    leaveConfirm: "Leave this room?",
-    spectating: "You are watching",
-    spectators: (n) => (n === 1 ? "1 spectator" : `${n} spectators`),
-    round: (k) => `Round ${k}`,
-    drawPile: "Draw pile",
-    drawPileCount: (n) => (n === 1 ? "Draw pile, 1 card" : `Draw pile, ${n} cards`),
-    discardPile: "Discard pile",
-    discardEmpty: "Discard pile, empty",
-    discardTop: (card) => `Discard pile, top card ${card}`,
-    draw: "Draw",
-    takeDiscard: "Take discard",
-    discardIt: "Discard",
-    useJack: "Jack: peek at your middle card",
-    useQueen: "Queen: swap blind",
-    useKing: "King: two extra moves",
-    swapHint: "Tap one of your cards to swap it",
-    mustSwapHint: "Tap one of your cards: this card must go into your hand",
-    specialHint: "Use the card's power, or discard it",
-    kingHint: "The King must be played",
-    queenPickMine: "Queen: pick one of your cards",
-    cancel: "Cancel",
-    youDrew: "You drew",
-    drawnBy: (name) => `${name} is holding a card`,
-    crisp: "Crisp!",
-    crispHint: "Call Crisp if you think your sum is the lowest",
-    peekTitle: "Remember your cards",
-    peekHint: "Your left and right card, for a few seconds. The middle one stays a secret.",
-    ready: "Ready",
-    waitingOthers: "Waiting for the others…",
-    roundOver: "Round over",
-    gameOver: "Game over",
-    sum: "Sum",
-    total: "Game score",
-    totalShort: "Game", // a column beside "Round": the game's points so far
-    caller: "called Crisp",
-    winner: "Winner",
-    winners: "Winners",
-    sharedWin: "A shared win!",
-    youWon: "You won!",
-    rematch: "Rematch",
-    waitingRematch: (name) => `Waiting for ${name} to start a rematch…`,
-    nextRoundIn: (s) => `Next round in ${s} s`,
-    deckChecking: "Checking the deck…",
-    scoreboard: "Scores",
-    reconnecting: "Reconnecting…",
-    connecting: "Connecting…",
-    offlineClosed: "Disconnected",
-    replaced: "This seat is now open in another tab or on another device.",
-    kicked: "The host removed you from the room.",
-    restarting: "The server is restarting: reconnecting in a moment…",
-    roomGone: "This room does not exist any more.",
-    noSuchRoom: "No room has this code.",
-    pastGames: "Past games in this room",
-    goneGames: (code) => `Games of room ${code}`,
-    abandoned: "unfinished: nobody came back",
-    // The link page of a room that closed (or never was): what is left to do there.
-    goneRoomGames: "The games played here. A replay opens for the game's players, and for anyone once its host made it public.",
-    goneRoomNoGames: "No finished game of this room is kept.",
-    goneCreate: "Create a new room",
-    goneHome: "Home",
-    downloadRecord: "Record",
-    standingsTitle: "Tonight's standings",
-    standingsGames: (n, abandoned) => `${n} ${n === 1 ? "game" : "games"}${abandoned ? `, ${abandoned} unfinished` : ""}`,
-    standingsRank: "Place",
-    standingsWins: "Wins",
-    standingsPoints: "Pts",
-    standingsPointsLong: "Points",
-    standingsPlayed: "Games",
-    standingsPlayedLong: "Games played",
-    standingsBest: "Best",
-    standingsBestLong: "Best round",
-    standingsNoRound: "no round ended",
-    recordUnavailable: "The record could not be downloaded.",
-    reactions: "Reactions",
-    react: (e) => `Send ${e}`,
-    // The switches' words, on the home screen, in the lobby and (as the icons' names) at the table.
-    soundState: (on) => (on ? "Sound: on" : "Sound: off"),
-    vibrationState: (on) => (on ? "Vibration: on" : "Vibration: off"),
-    settings: "Settings",
-    close: "Close",
-    back: "Back",
-    cardNames: { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" },
-    suitNames: { S: "spades", H: "hearts", D: "diamonds", C: "clubs" },
-    cardName: (rank, suit) => `${rank} of ${suit}`,
-    faceDown: "face down",
-    slotNames: { left: "left", middle: "middle", right: "right" },
-    slotLabels: { left: "left", middle: "middle", right: "right" },
-    yourCard: (slot) => `Your ${slot} card`,
-    theirCard: (name, slot) => `${name}'s ${slot} card`,
-    timeLeft: (s) => (s === 1 ? "1 second left" : `${s} seconds left`),
-    // The table as players follow it.
-    dealer: "Dealer",
-    dealerShort: "D",
-    youMayCall: "You may call Crisp",
-    mayCall: (n) => `${n} may call Crisp`,
-    mayCallThenYou: (n) => `${n} may call Crisp, then it is your turn`,
-    yourTurnDraw: "Your turn: draw",
-    turnDraw: (n) => `${n}: draw`,
-    turnPlay: (n) => `${n}: play the drawn card`,
-    timeLeftLabel: "Time left for this move",
-    extraMovesToPlay: (k) => (k === 1 ? "Last extra move" : `${k} extra moves to play`),
-    finalTurnsLeft: (name, k) => `${name} called Crisp: ${k === 1 ? "1 final turn" : `${k} final turns`} left`,
-    queenPickTheirsFor: (slot) => `Queen: your ${slot} card is picked; now pick another player's card`,
-    picked: "picked",
-    yourTotal: (n) => `Game score ${n}`,
-    watchGame: "Watch the game",
-    gameStartedLate: "This game has already started, so nobody can join it now. Watch it: when the host starts a rematch, the room goes back to the lobby and you can take a free seat.",
-    roomFullLate: "All 8 seats are taken. This page offers you a seat as soon as one is free.",
-    player: "Player",
-    cards: "Cards",
-    crispBonus: "Crisp bonus",
-    roundPoints: "Round",
-    roundShort: (k) => `R${k}`,
-    callerAlone: (n) => `${n} called Crisp and had the lowest sum alone: −5.`,
-    callerBeaten: (n, rivals) => `${n} called Crisp, but ${rivals} had less or the same: +5.`,
-    deckVerifiedPlain: "Fair deck: your browser checked that the cards were fixed before the deal and nobody changed them.",
-    deckNotVerifiedPlain: "The deck check failed: the cards dealt do not match the deck fixed before the deal.",
-    fairHow: "How?",
-    queenOnYou: (n, mine, theirs) => `${n} swapped your ${mine} card with their ${theirs} one.`,
-    queenByYou: (mine, n, theirs) => `You swapped your ${mine} card with ${n}'s ${theirs} card.`,
-    // Computer players.
-    playComputer: "Play against the computer",
-    playComputerHint: "It starts at once. When it is your move, you can ask for a hint.",
-    computerPlayers: "Computer players",
-    level: "Level",
-    levels: { easy: "Easy", normal: "Normal", hard: "Hard" },
-    playNow: "Play now",
-    botLabel: (level) => `Computer player, level ${level.toLowerCase()}`,
-    botLevelOf: (name) => `Level of ${name}`,
-    addBot: "Computer player",
-    addBotLabel: "Add a computer player",
-    newBotLevel: "Level of the new computer player",
-    standIn: "Computer stand-in",
-    standInHelp: "A computer player takes over for anyone who leaves or is away longer than this.",
-    playingFor: "playing for",
-    playingForShort: "for",
-    playingForLabel: (name) => `A computer player is playing for ${name}`,
-    hint: "Hint",
-    hintLabel: "Hint: what would a strong computer player do?",
-    replayTitle: "Replay",
-    replayShort: "Replay",
-    watchReplay: "Watch the replay",
-    recentGames: "Your recent games",
-    replayHome: "Home",
-    replayControls: "Step through the game",
-    prevRound: "Previous round",
-    stepBack: "Step back",
-    play: "Play",
-    pause: "Pause",
-    stepForward: "Step forward",
-    nextRound: "Next round",
-    stepSlider: "Step",
-    stepOf: (k, n) => `Step ${k} of ${n}`,
-    povLabel: "Point of view",
-    povAll: "Everything open",
-    povSeat: (n) => `What ${n} knew`,
-    replayDealt: (k, dealer) => `Round ${k}: ${dealer} dealt. Everyone looks at two cards.`,
-    replaySaw: (n, slot, c) => `${n} looked at their own ${slot} card: ${c}.`,
-    replaySawYou: (slot, c) => `You looked at your ${slot} card: ${c}.`,
-    replayWindowClosed: (n) => `${n} did not call Crisp.`,
-    replayGameOver: (names, k) => (k === 1 ? `The game is over: ${names} won.` : `The game is over: ${names} share the win.`),
-    replayPoints: (list) => `Points this round: ${list}.`,
-    replayResumed: "The server restarted; play resumed.",
-    replayRejected: (n) => `${n}'s move was refused: nothing changed.`,
-    replayClock: "Time ran on.",
-    replayPublic: "Anyone with the link can watch",
-    replayPublicFailed: "The replay's sharing could not be changed.",
-    copyLink: "Copy link",
-    share: "Share",
-    replayIsPublic: "Anyone with the link can watch this replay.",
-    replayIsPrivate: "Only the game's players can watch this replay: the host may open it to anyone with the link.",
-    linkCopied: "Link copied",
-    replayLoading: "Loading the replay…",
-    replayForbidden: "This replay is only for the game's players.",
-    replayNotFound: "There is no game with this link.",
-    replayRunning: "This game is still being played: its replay opens when it ends.",
-    replayOffline: "The replay could not be loaded: check the connection and try again.",
-    replayFailed: (status) => `The replay could not be loaded (error ${status}). Try again later.`,
-    retry: "Try again",
-    ev: {
-      drewDeck: (n) => `${n} drew from the draw pile.`,
-      drewDeckYou: () => "You drew from the draw pile.",
-      drewDiscardYou: (n, c) => `You took ${c} from the discard pile.`,
-      swappedYou: (n, slot, c) => `You swapped your ${slot} card and discarded ${c}.`,
-      discardedYou: (n, c) => `You discarded ${c}.`,
-      jackYou: () => "You used a Jack and peeked at your middle card.",
-      kingYou: (n, k) => `You used a King: ${k} extra moves.`,
-      timedOutYou: (n, c) => `You ran out of time (${c} discarded).`,
-      crispYou: () => "You called Crisp!",
-      drewDiscard: (n, c) => `${n} took ${c} from the discard pile.`,
-      swapped: (n, slot, c) => `${n} swapped their ${slot} card and discarded ${c}.`,
-      discarded: (n, c) => `${n} discarded ${c}.`,
-      jack: (n) => `${n} used a Jack and peeked at their middle card.`,
-      queen: (n, slot, t, tslot) => `${n} used a Queen: their ${slot} card for ${t}'s ${tslot} card.`,
-      king: (n, k) => `${n} used a King: ${k} extra moves.`,
-      timedOut: (n, c) => `${n} ran out of time (${c} discarded).`,
-      pileTurned: "The discard pile was turned over as the new draw pile.",
-      crisp: (n) => `${n} called Crisp!`,
-      roundEnded: "The round is over.",
-      joined: (n) => `${n} joined.`,
-      left: (n) => `${n} left.`,
-      disconnected: (n) => `${n} lost the connection.`,
-      connected: (n) => `${n} is back.`,
-      botAdded: (n, level) => `🤖 ${n} (${level.toLowerCase()}) joined.`,
-      botRemoved: (n) => `${n} was removed.`,
-      botLevel: (n, level) => `${n} now plays at level ${level.toLowerCase()}.`,
-      standIn: (n) => `🤖 A computer now plays for ${n}.`,
-    },
-  },
-  de: {
-    tagline: "Das Kartenspiel aus Gedächtnis und Bluff",
-    nameNeeded: "Gib zuerst deinen Namen ein.",
-    roomTitle: (code) => `Raum ${code}`,
-    seatHeld: "Du hast dieses Spiel verlassen. Dein Platz bleibt für dich frei: Nimm ihn wieder ein, wann du willst.",
-    takeSeatBack: "Platz wieder einnehmen",
-    withFriends: "Mit Freunden spielen",
-    orJoinCode: "Oder einem Raum mit seinem Code beitreten",
-    yourRooms: "Deine Räume",
-    youLeft: "verlassen",
-    seatGoneShort: "dein Platz ist weg",
-    joinAgain: "Wieder beitreten",
-    backToTable: "Zurück an den Tisch",
-    seatGone: "Dein Platz in diesem Raum ist weg: Das Spiel ist vorbei, oder ein neues hat ohne dich begonnen.",
-    leaveLobbyDetail: "Dein Platz wird frei. Mit dem Link kannst du wieder beitreten, bis das Spiel beginnt.",
-    leaveStandInDetail: "Ein Computer spielt für dich, bis du zurückkommst: Öffne den Link des Raums wieder, um deinen Platz einzunehmen.",
-    leaveTimeoutDetail: "Deine Züge laufen sofort ab, bis du zurückkommst: Öffne den Link des Raums wieder, um deinen Platz einzunehmen.",
-    leaveLastDetail: (time) =>
-      `Du bist der letzte Spieler am Tisch: Das Spiel wird angehalten, und so lange spielt niemand, auch kein Computer. Wer mitgespielt hat, kann innerhalb von ${time} seinen Platz wieder einnehmen (mit dem Link des Raums oder unter „Deine Räume“ auf der Startseite) und weiterspielen; danach endet das Spiel unvollendet und bleibt bei den Spielen des Raums.`,
-    leavePracticeDetail: (time) =>
-      `Das Spiel wird angehalten: Die Computer warten auf dich. Nimm deinen Platz innerhalb von ${time} wieder ein („Deine Räume“ auf der Startseite), um weiterzuspielen; danach endet das Spiel unvollendet.`,
-    leaveOverDetail: "Das Spiel ist vorbei, sein Ergebnis bleibt erhalten. Dein Platz bleibt dir, bis der Gastgeber das nächste Spiel startet: Nimm ihn mit dem Link des Raums wieder ein, um mitzuspielen.",
-    leaveOverLastDetail: "Das Spiel ist vorbei, sein Ergebnis bleibt erhalten. Du bist als Letzter hier: Der Raum wird geschlossen.",
-    waitTime: (hours) => (Number.isInteger(hours) ? `${hours} ${hours === 1 ? "Stunde" : "Stunden"}` : `${Math.max(1, Math.round(hours * 60))} Minuten`),
-    stopWatchingConfirm: "Nicht mehr zuschauen?",
-    removeBotConfirm: (name) => `Den Computerspieler ${name} entfernen?`,
-    kickConfirm: (name) => `${name} aus dem Raum entfernen?`,
-    takeASeat: "Mitspielen",
-    sitDown: "Platz nehmen",
-    roomFullNow: "Alle 8 Plätze sind besetzt.",
-    limitShort: (n) => `von ${n}`,
-    limitWatching: (n) => `Spielende bei ${n}`,
-    limitLabel: (n) => `Das Spiel endet, wenn ein Spielstand ${n} Punkte erreicht.`,
-    drawPileShort: "Ziehen",
-    discardPileShort: "Ablage",
-    revealAll: "Die Runde ist vorbei: alle Karten offen.",
-    revealCalled: (n) => `${n} hat Crisp gerufen: alle Karten offen.`,
-    swapOrDiscardHint: "Tippe auf eine deiner Karten, um sie zu tauschen, oder lege sie ab",
-    peekTitleWatching: "Die Spieler sehen sich ihre Karten an",
-    peekHintWatching: "Alle sehen ein paar Sekunden lang ihre eigene linke und rechte Karte. Es geht los, wenn alle bereit sind.",
-    gameEndedBy: (names, limit, k) => `${names} ${k === 1 ? "hat" : "haben"} die Grenze von ${limit} Punkten erreicht: Das Spiel ist vorbei.`,
-    scoreboardTo: (limit) => `Punktestand · Spielende bei ${limit}`,
-    yourName: "Dein Name",
-    createRoom: "Raum erstellen",
-    joinRoom: "Raum beitreten",
-    roomCode: "Raumcode",
-    join: "Beitreten",
-    watch: "Zuschauen",
-    howToPlay: "So wird gespielt",
-    language: "English",
-    languageLabel: "Language: English",
-    lobby: "Warteraum",
-    inviteFriends: "Freunde einladen",
-    copyLink: "Link kopieren",
-    share: "Teilen",
-    replayIsPublic: "Alle mit dem Link dürfen diese Wiederholung ansehen.",
-    replayIsPrivate: "Nur die Spieler dieses Spiels dürfen diese Wiederholung ansehen: Wer den Raum geleitet hat, kann sie für alle mit dem Link freigeben.",
-    copied: "Kopiert!",
-    share: "Teilen",
-    qrAlt: "QR-Code zum Beitreten",
-    players: "Spieler",
-    host: "Gastgeber",
-    you: "du",
-    connected: "verbunden",
-    away: "abwesend",
-    leftGame: "gegangen",
-    kick: "Entfernen",
-    kickLabel: (name) => `${name} aus dem Raum entfernen`,
-    options: "Optionen",
-    scoreLimit: "Punktegrenze",
-    turnTimer: "Zeit pro Zug",
-    none: "unbegrenzt",
-    seconds: (s) => `${s} s`,
-    discardDraw: "Vom Ablagestapel ziehen",
-    on: "an",
-    off: "aus",
-    start: "Spiel starten",
-    waitingForHost: (name) => `Warte, bis ${name} das Spiel startet\u00a0…`,
-    needPlayers: "Es können 2 bis 8 Spieler mitspielen.",
-    leave: "Verlassen",
-    leaveConfirm: "Diesen Raum verlassen?",
-    spectating: "Du schaust zu",
-    spectators: (n) => (n === 1 ? "1 Zuschauer" : `${n} Zuschauer`),
-    round: (k) => `Runde ${k}`,
-    drawPile: "Nachziehstapel",
-    drawPileCount: (n) => (n === 1 ? "Nachziehstapel, 1 Karte" : `Nachziehstapel, ${n} Karten`),
-    discardPile: "Ablagestapel",
-    discardEmpty: "Ablagestapel, leer",
-    discardTop: (card) => `Ablagestapel, oben liegt ${card}`,
-    draw: "Ziehen",
-    takeDiscard: "Ablage nehmen",
-    discardIt: "Ablegen",
-    useJack: "Bube: mittlere Karte ansehen",
-    useQueen: "Dame: blind tauschen",
-    useKing: "König: zwei Extrazüge",
-    swapHint: "Tippe auf eine deiner Karten, um sie zu tauschen",
-    mustSwapHint: "Tippe auf eine deiner Karten: Diese Karte muss in deine Hand",
-    specialHint: "Nutze die Sonderkarte oder leg sie ab",
-    kingHint: "Der König muss gespielt werden",
-    queenPickMine: "Dame: Wähle eine deiner Karten",
-    cancel: "Abbrechen",
-    youDrew: "Du hast gezogen",
-    drawnBy: (name) => `${name} hält eine Karte`,
-    crisp: "Crisp!",
-    crispHint: "Ruf Crisp, wenn du glaubst, dass deine Summe die niedrigste ist",
-    peekTitle: "Merk dir deine Karten",
-    peekHint: "Deine linke und deine rechte Karte, ein paar Sekunden lang. Die mittlere bleibt geheim.",
-    ready: "Bereit",
-    waitingOthers: "Warte auf die anderen\u00a0…",
-    roundOver: "Runde vorbei",
-    gameOver: "Spiel vorbei",
-    sum: "Summe",
-    total: "Spielstand",
-    totalShort: "Spiel",
-    caller: "hat Crisp gerufen",
-    winner: "Gewinner",
-    winners: "Gewinner",
-    sharedWin: "Geteilter Sieg!",
-    youWon: "Du hast gewonnen!",
-    rematch: "Revanche",
-    waitingRematch: (name) => `Warte, bis ${name} die Revanche startet\u00a0…`,
-    nextRoundIn: (s) => `Nächste Runde in ${s} s`,
-    deckChecking: "Kartenstapel wird geprüft\u00a0…",
-    scoreboard: "Punktestand",
-    reconnecting: "Verbindung wird wiederhergestellt\u00a0…",
-    connecting: "Verbindung wird hergestellt\u00a0…",
-    offlineClosed: "Verbindung getrennt",
-    replaced: "Dieser Platz ist jetzt in einem anderen Tab oder auf einem anderen Gerät geöffnet.",
-    kicked: "Der Gastgeber hat dich aus dem Raum entfernt.",
-    restarting: "Der Server startet neu. Gleich geht es weiter\u00a0…",
-    roomGone: "Diesen Raum gibt es nicht mehr.",
-    noSuchRoom: "Es gibt keinen Raum mit diesem Code.",
-    pastGames: "Frühere Spiele in diesem Raum",
-    goneGames: (code) => `Spiele in Raum ${code}`,
-    abandoned: "unvollendet: niemand kam zurück",
-    goneRoomGames: "Die hier gespielten Spiele. Eine Wiederholung sehen die Spieler des Spiels, und alle, sobald der Gastgeber sie öffentlich gemacht hat.",
-    goneRoomNoGames: "Von diesem Raum ist kein beendetes Spiel gespeichert.",
-    goneCreate: "Neuen Raum erstellen",
-    goneHome: "Startseite",
-    downloadRecord: "Protokoll",
-    standingsTitle: "Stand des Abends",
-    standingsGames: (n, abandoned) => `${n} ${n === 1 ? "Spiel" : "Spiele"}${abandoned ? `, ${abandoned} unvollendet` : ""}`,
-    standingsRank: "Platz",
-    standingsWins: "Siege",
-    standingsPoints: "Pkt.",
-    standingsPointsLong: "Punkte",
-    standingsPlayed: "Spiele",
-    standingsPlayedLong: "Gespielte Spiele",
-    standingsBest: "Beste",
-    standingsBestLong: "Beste Runde",
-    standingsNoRound: "keine Runde beendet",
-    recordUnavailable: "Das Protokoll konnte nicht heruntergeladen werden.",
-    reactions: "Reaktionen",
-    react: (e) => `${e} senden`,
-    soundState: (on) => (on ? "Ton: an" : "Ton: aus"),
-    vibrationState: (on) => (on ? "Vibration: an" : "Vibration: aus"),
-    settings: "Einstellungen",
-    close: "Schließen",
-    back: "Zurück",
-    cardNames: { A: "Ass", T: "10", J: "Bube", Q: "Dame", K: "König" },
-    suitNames: { S: "Pik", H: "Herz", D: "Karo", C: "Kreuz" },
-    // "Herz-König", "Pik-Ass", but "Herz 7": a word joins its suit with a hyphen, a number stands apart.
-    cardName: (rank, suit) => (/^\d/.test(rank) ? `${suit} ${rank}` : `${suit}-${rank}`),
-    faceDown: "verdeckt",
-    slotNames: { left: "linke", middle: "mittlere", right: "rechte" },
-    // Under a card, on their own: "linke" needs its noun, so the labels are adverbs.
-    slotLabels: { left: "links", middle: "Mitte", right: "rechts" },
-    yourCard: (slot) => `Deine ${slot} Karte`,
-    theirCard: (name, slot) => `${genitive(name)} ${slot} Karte`,
-    timeLeft: (s) => (s === 1 ? "noch 1 Sekunde" : `noch ${s} Sekunden`),
-    // Der Tisch, wie die Spieler ihm folgen.
-    dealer: "Geber",
-    dealerShort: "G",
-    youMayCall: "Du darfst Crisp rufen",
-    mayCall: (n) => `${n} darf Crisp rufen`,
-    mayCallThenYou: (n) => `${n} darf Crisp rufen, dann bist du dran`,
-    yourTurnDraw: "Du bist dran: Zieh eine Karte",
-    turnDraw: (n) => `${n} ist dran: Karte ziehen`,
-    turnPlay: (n) => `${n} ist dran: gezogene Karte spielen`,
-    timeLeftLabel: "Restzeit für diesen Zug",
-    extraMovesToPlay: (k) => (k === 1 ? "Letzter Extrazug" : `noch ${k} Extrazüge`),
-    finalTurnsLeft: (name, k) => `${name} rief Crisp: ${k === 1 ? "noch 1 letzter Zug" : `noch ${k} letzte Züge`}`,
-    queenPickTheirsFor: (slot) => `Dame: Deine ${slot} Karte ist gewählt. Wähle jetzt eine Karte eines Mitspielers`,
-    picked: "gewählt",
-    yourTotal: (n) => `Spielstand ${n}`,
-    watchGame: "Spiel zuschauen",
-    gameStartedLate: "Dieses Spiel läuft schon, niemand kann jetzt noch einsteigen. Schau zu: Startet der Gastgeber eine Revanche, geht der Raum zurück in den Warteraum, und du kannst einen freien Platz nehmen.",
-    roomFullLate: "Alle 8 Plätze sind besetzt. Diese Seite bietet dir einen Platz an, sobald einer frei wird.",
-    player: "Spieler",
-    cards: "Karten",
-    crispBonus: "Crisp-Bonus",
-    roundPoints: "Runde",
-    roundShort: (k) => `R${k}`,
-    callerAlone: (n) => `${n} hat Crisp gerufen und hatte allein die niedrigste Summe: −5.`,
-    callerBeaten: (n, rivals, k) => `${n} hat Crisp gerufen, aber ${rivals} ${k === 1 ? "hatte" : "hatten"} weniger oder gleich viel: +5.`,
-    deckVerifiedPlain: "Faires Spiel: Dein Browser hat geprüft, dass die Karten vor dem Austeilen feststanden und niemand sie verändert hat.",
-    deckNotVerifiedPlain: "Die Prüfung ist fehlgeschlagen: Die ausgeteilten Karten passen nicht zum vorher festgelegten Stapel.",
-    fairHow: "Wie?",
-    queenOnYou: (n, mine, theirs) => `${n} hat deine ${mine} Karte gegen die eigene ${theirs} getauscht.`,
-    queenByYou: (mine, n, theirs) => `Du hast deine ${mine} Karte gegen ${genitive(n)} ${theirs} Karte getauscht.`,
-    // Computerspieler.
-    playComputer: "Gegen den Computer spielen",
-    playComputerHint: "Geht sofort los. Wenn du dran bist, kannst du um einen Tipp bitten.",
-    computerPlayers: "Computerspieler",
-    level: "Stufe",
-    levels: { easy: "Leicht", normal: "Normal", hard: "Schwer" },
-    playNow: "Jetzt spielen",
-    botLabel: (level) => `Computerspieler, Stufe ${level.toLowerCase()}`,
-    botLevelOf: (name) => `Stufe von ${name}`,
-    addBot: "Computerspieler",
-    addBotLabel: "Einen Computerspieler hinzufügen",
-    newBotLevel: "Stufe des neuen Computerspielers",
-    standIn: "Computer springt ein",
-    standInHelp: "Ein Computerspieler übernimmt für alle, die gehen oder länger als diese Zeit weg sind.",
-    playingFor: "spielt für",
-    playingForShort: "für",
-    playingForLabel: (name) => `Ein Computerspieler spielt für ${name}`,
-    hint: "Tipp",
-    hintLabel: "Tipp: Was würde ein starker Computerspieler tun?",
-    replayTitle: "Wiederholung",
-    replayShort: "Ansehen",
-    watchReplay: "Das Spiel noch einmal ansehen",
-    recentGames: "Deine letzten Spiele",
-    replayHome: "Start",
-    replayControls: "Durch das Spiel gehen",
-    prevRound: "Vorige Runde",
-    stepBack: "Einen Schritt zurück",
-    play: "Abspielen",
-    pause: "Anhalten",
-    stepForward: "Einen Schritt weiter",
-    nextRound: "Nächste Runde",
-    stepSlider: "Schritt",
-    stepOf: (k, n) => `Schritt ${k} von ${n}`,
-    povLabel: "Sicht",
-    povAll: "Alles offen",
-    povSeat: (n) => `Was ${n} wusste`,
-    replayDealt: (k, dealer) => `Runde ${k}: ${dealer} hat gegeben. Alle schauen sich zwei Karten an.`,
-    replaySaw: (n, slot, c) => `${n} hat sich die eigene ${slot} Karte angesehen: ${c}.`,
-    replaySawYou: (slot, c) => `Du hast dir deine ${slot} Karte angesehen: ${c}.`,
-    replayWindowClosed: (n) => `${n} hat nicht Crisp gerufen.`,
-    replayGameOver: (names, k) => (k === 1 ? `Das Spiel ist vorbei: ${names} hat gewonnen.` : `Das Spiel ist vorbei: ${names} teilen sich den Sieg.`),
-    replayPoints: (list) => `Punkte dieser Runde: ${list}.`,
-    replayResumed: "Der Server wurde neu gestartet; das Spiel ging weiter.",
-    replayRejected: (n) => `${genitive(n)} Zug wurde abgelehnt: Nichts hat sich geändert.`,
-    replayClock: "Die Zeit lief weiter.",
-    replayPublic: "Alle mit dem Link dürfen zuschauen",
-    replayPublicFailed: "Die Freigabe konnte nicht geändert werden.",
-    copyLink: "Link kopieren",
-    share: "Teilen",
-    replayIsPublic: "Alle mit dem Link dürfen diese Wiederholung ansehen.",
-    replayIsPrivate: "Nur die Spieler dieses Spiels dürfen diese Wiederholung ansehen: Wer den Raum geleitet hat, kann sie für alle mit dem Link freigeben.",
-    linkCopied: "Link kopiert",
-    replayLoading: "Die Wiederholung wird geladen …",
-    replayForbidden: "Diese Wiederholung ist nur für die Spieler dieses Spiels.",
-    replayNotFound: "Zu diesem Link gibt es kein Spiel.",
-    replayRunning: "Dieses Spiel läuft noch: Die Wiederholung gibt es, wenn es vorbei ist.",
-    replayOffline: "Die Wiederholung konnte nicht geladen werden: Prüfe die Verbindung und versuch es noch einmal.",
-    replayFailed: (status) => `Die Wiederholung konnte nicht geladen werden (Fehler ${status}). Versuch es später noch einmal.`,
-    retry: "Noch einmal versuchen",
-    ev: {
-      drewDeck: (n) => `${n} hat vom Nachziehstapel gezogen.`,
-      drewDeckYou: () => "Du hast vom Nachziehstapel gezogen.",
-      drewDiscardYou: (n, c) => `Du hast ${c} vom Ablagestapel genommen.`,
-      swappedYou: (n, slot, c) => `Du hast deine ${slot} Karte getauscht und ${c} abgelegt.`,
-      discardedYou: (n, c) => `Du hast ${c} abgelegt.`,
-      jackYou: () => "Du hast mit einem Buben deine mittlere Karte angesehen.",
-      kingYou: (n, k) => `Du hast einen König gespielt: ${k} Extrazüge.`,
-      timedOutYou: (n, c) => `Deine Zeit ist abgelaufen (${c} abgelegt).`,
-      crispYou: () => "Du hast Crisp gerufen!",
-      drewDiscard: (n, c) => `${n} hat ${c} vom Ablagestapel genommen.`,
-      swapped: (n, slot, c) => `${n} hat die ${slot} Karte getauscht und ${c} abgelegt.`,
-      discarded: (n, c) => `${n} hat ${c} abgelegt.`,
-      jack: (n) => `${n} hat mit einem Buben die eigene mittlere Karte angesehen.`,
-      queen: (n, slot, t, tslot) => `${n} hat mit einer Dame die ${slot} Karte gegen ${genitive(t)} ${tslot} getauscht.`,
-      king: (n, k) => `${n} hat einen König gespielt: ${k} Extrazüge.`,
-      timedOut: (n, c) => `Bei ${n} ist die Zeit abgelaufen (${c} abgelegt).`,
-      pileTurned: "Der Ablagestapel wurde zum neuen Nachziehstapel umgedreht.",
-      crisp: (n) => `${n} hat Crisp gerufen!`,
-      roundEnded: "Die Runde ist vorbei.",
-      joined: (n) => `${n} ist dazugekommen.`,
-      left: (n) => `${n} ist gegangen.`,
-      disconnected: (n) => `${n} hat die Verbindung verloren.`,
-      connected: (n) => `${n} ist wieder da.`,
-      botAdded: (n, level) => `🤖 ${n} (${level.toLowerCase()}) ist dazugekommen.`,
-      botRemoved: (n) => `${n} wurde entfernt.`,
-      botLevel: (n, level) => `${n} spielt jetzt auf Stufe ${level.toLowerCase()}.`,
-      standIn: (n) => `🤖 Ein Computer spielt jetzt für ${n}.`,
-    },
-  },
-};
+function known(code) {
+  return Object.hasOwn(LANGUAGES, code);
+}
 
+/** The remembered choice, else the first of the browser's preferred languages that the client speaks. */
 function initialLang() {
   try {
     const saved = localStorage.getItem(LANG_KEY);
-    if (saved === "en" || saved === "de") return saved;
+    if (saved && known(saved)) return saved;
   } catch {
     /* no storage */
   }
-  const prefs = navigator.languages || [navigator.language || "en"];
+  const prefs = navigator.languages?.length ? navigator.languages : [navigator.language || "en"];
   for (const p of prefs) {
     const code = String(p).slice(0, 2).toLowerCase();
-    if (code === "de" || code === "en") return code;
+    if (known(code)) return code;
   }
   return "en";
 }
 
 let lang = initialLang();
+try {
+  await load(lang);
+} catch {
+  lang = "en"; // the catalog could not be fetched (offline before it was cached): English is here
+}
 
 export function getLang() {
   return lang;
 }
 
-export function setLang(next) {
-  lang = next === "de" ? "de" : "en";
+/** Switch to the language `next` (loading its catalog) and remember it. A page older than the server's
+ * files (a deploy since it opened) may not find the catalog under the name it knows: it remembers the
+ * choice and loads again, in the language chosen. */
+export async function setLang(next) {
+  const code = known(next) ? next : "en";
+  try {
+    await load(code);
+  } catch {
+    try {
+      localStorage.setItem(LANG_KEY, code);
+    } catch {
+      /* no storage */
+    }
+    if (navigator.onLine !== false) location.reload();
+    return;
+  }
+  lang = code;
   document.documentElement.lang = lang;
   try {
     localStorage.setItem(LANG_KEY, lang);
@@ -619,15 +73,25 @@ export function setLang(next) {
   }
 }
 
+/** The catalog of the current language. */
+function strings() {
+  return catalogs[lang];
+}
+
 /** The text for `key` in the current language (a function for texts with values). */
 export function t(key, ...args) {
-  const value = STRINGS[lang][key] ?? STRINGS.en[key];
+  const value = strings()[key] ?? en[key];
   return typeof value === "function" ? value(...args) : value;
 }
 
 export function ev(key, ...args) {
-  const fn = STRINGS[lang].ev[key] ?? STRINGS.en.ev[key];
+  const fn = strings().ev[key] ?? en.ev[key];
   return typeof fn === "function" ? fn(...args) : fn;
+}
+
+/** The rules page of `code` (the current language by default): its title and sections. */
+export function rulesText(code = lang) {
+  return (catalogs[code] ?? strings()).rules ?? en.rules;
 }
 
 /** Names in a sentence, joined as the language joins them: "Ana and Ben", "Ana, Ben, and Cem" / "Ana und
@@ -638,31 +102,31 @@ export function listOf(items) {
     return new Intl.ListFormat(lang, { style: "long", type: "conjunction" }).format(list);
   } catch {
     // A browser without Intl.ListFormat: the last two joined by the language's "and".
-    const and = lang === "de" ? " und " : " and ";
+    const and = ` ${t("and")} `;
     return list.length < 2 ? list.join("") : `${list.slice(0, -1).join(", ")}${and}${list[list.length - 1]}`;
   }
 }
 
 /** A card's spoken name, e.g. "7 of hearts" / "Herz 7". */
 export function cardName(code) {
-  const s = STRINGS[lang];
+  const s = strings();
   const rank = s.cardNames[code[0]] ?? code[0];
   return s.cardName(rank, s.suitNames[code[1]]);
 }
 
 /** A slot's name inside a sentence ("your left card" / "deine linke Karte"). */
 export function slotName(slot) {
-  return STRINGS[lang].slotNames[slot] ?? slot;
+  return strings().slotNames[slot] ?? slot;
 }
 
 /** A computer player's level as players read it ("Hard" / "Schwer"). */
 export function levelName(level) {
-  return STRINGS[lang].levels[level] ?? level;
+  return strings().levels[level] ?? level;
 }
 
 /** A slot's name standing alone, as a card's label ("left" / "links"). */
 export function slotLabel(slot) {
-  return STRINGS[lang].slotLabels[slot] ?? slot;
+  return strings().slotLabels[slot] ?? slot;
 }
 
 document.documentElement.lang = lang;

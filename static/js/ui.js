@@ -53,8 +53,8 @@ export function renderAt(when) {
   }, Math.max(0, when - performance.now()) + 20);
 }
 
-export function switchLang() {
-  setLang(getLang() === "de" ? "en" : "de");
+export async function switchLang(next = getLang() === "de" ? "en" : "de") {
+  await setLang(next);
   actions.render();
 }
 

@@ -226,10 +226,10 @@ def test_the_leave_question_in_every_case(browser: Browser, base: str) -> None:
               const { t, setLang } = await import('/js/i18n.js');
               const out = {};
               for (const lang of ['en', 'de']) {
-                setLang(lang);
+                await setLang(lang);
                 out[lang] = [t('leaveOverDetail'), t('leaveOverLastDetail'), t('waitTime', 1), t('waitTime', 0.5)];
               }
-              setLang('en');
+              await setLang('en');
               return out;
             }"""
         )

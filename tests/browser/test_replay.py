@@ -336,7 +336,7 @@ WORDS = """async () => {
   const before = getLang();
   const out = {};
   for (const lang of ["en", "de"]) {
-    setLang(lang);
+    await setLang(lang);
     out[lang] = [
       callerText({ caller: 0, sums: [9, 8, 9], points: [14, 8, 9] }, seats),
       callerText({ caller: 2, sums: [4, 8, 9], points: [4, 8, 14] }, seats),
@@ -346,7 +346,7 @@ WORDS = """async () => {
       replayLine({ type: "drew", seat: 1, source: "deck", card: null }, who, 1),
     ];
   }
-  setLang(before);
+  await setLang(before);
   return out;
 }"""
 
