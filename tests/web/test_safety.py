@@ -14,6 +14,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.settings import Settings
+from crisp_server.texts import CATALOGS, ENGLISH, LANGUAGES
 from crisp_server.web.bridge import Bridge
 from crisp_server.wire import protocol as p
 from tests.web.harness import Harness, running_server
@@ -83,7 +84,7 @@ BAD_FRAMES: list[str] = [
     '{"type": "react", "emoji": ["👍"]}',
     '{"type": "join", "room": 123456, "name": "Eve"}',
     '{"type": "create", "name": {"first": "Eve"}}',
-    '{"type": "create", "name": "Eve", "lang": "fr"}',
+    '{"type": "create", "name": "Eve", "lang": "pt"}',  # a language the server does not have
     '{"type": "resume", "room": "ACDEFG"}',
     '{"type": "ping", "n": NaN}',
     '{"type": "ping", "n": 1e999999}',
@@ -153,12 +154,50 @@ async def test_bad_message_details_say_what_docs_protocol_md_says(server: Harnes
         assert (answer["code"], answer["detail"]) == ("bad_message", detail), frame
 
 
-async def test_error_messages_follow_the_language(server: Harness) -> None:
-    c = await server.client()
+#: The same refusal as a player of each language reads it.
+NOT_HOST: Final = {
+    "en": "Only the host can do that.",
+    "de": "Das darf nur der Gastgeber.",
+    "fr": "Seul l'hôte peut faire ça.",
+    "es": "Solo el anfitrión puede hacer eso.",
+    "it": "Solo l'host può farlo.",
+    "nl": "Alleen de host kan dat doen.",
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+async def test_errors_come_in_the_language_each_player_joined_with(server: Harness, lang: str) -> None:
+    catalog = CATALOGS[lang]
+    stranger = await server.client()
     with pytest.raises(ProtocolError) as info:
-        await c.join("ACDEFG", "Eve", lang="de")
+        await stranger.join("ACDEFG", "Eve", lang=lang)
     assert info.value.code == "room_not_found"
-    assert info.value.message["message"] == "Es gibt keinen Raum mit diesem Code."
+    assert info.value.message["message"] == catalog.error("room_not_found")
+    # Ana plays in English, Ben in his language: each reads the room's and the rules' refusals in their own.
+    ana, ben = await server.client(), await server.client()
+    code = await ana.create("Ana")
+    await ben.join(code, "Ben", lang=lang)
+    await ben.wait_for(lambda c: c.state is not None and len(c.state["room"]["seats"]) == 2, what="both seated")
+    with pytest.raises(ProtocolError) as info:
+        await ben.request({"type": "start"})
+    assert (info.value.code, info.value.message["message"]) == ("not_host", NOT_HOST[lang])
+    await ana.start()
+    for c in (ana, ben):
+        await c.wait_for(lambda c: c.phase == "peek", what="peek")
+        await c.ready()
+    for c in (ana, ben):
+        await c.wait_for(lambda c: c.phase == "play", what="play")
+    # Each tries a move the rules refuse: the one who is not to move draws, the mover swaps before drawing.
+    for c, texts in ((ana, ENGLISH), (ben, catalog)):
+        mover = c.my_turn()
+        rule = "nothing_drawn" if mover else "not_your_turn"
+        move = {"type": "swap", "slot": "left"} if mover else {"type": "draw", "from": "deck"}
+        start = len(c.messages)
+        assert await refused(c, move) == rule
+        error = next(m for m in c.messages[start:] if m["type"] == "error")
+        assert error["message"] == texts.rule(rule)
+        if c is ben and lang != "en":
+            assert error["message"] != ENGLISH.rule(rule)
 
 
 # -- size ----------------------------------------------------------------------------------------------
