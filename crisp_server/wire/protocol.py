@@ -176,6 +176,13 @@ class Ping(_In):
     type: Literal["ping"]
 
 
+class SetLang(_In):
+    """A member's texts from now on in ``lang`` (the player picked another language); no answer."""
+
+    type: Literal["lang"]
+    lang: Lang
+
+
 Inbound = Annotated[
     Create
     | Join
@@ -198,6 +205,7 @@ Inbound = Annotated[
     | Rematch
     | Sync
     | Ping
+    | SetLang
     | AddBot
     | RemoveBot
     | SetBotLevel

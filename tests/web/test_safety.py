@@ -200,6 +200,23 @@ async def test_errors_come_in_the_language_each_player_joined_with(server: Harne
             assert error["message"] != ENGLISH.rule(rule)
 
 
+async def test_a_member_who_picks_another_language_gets_the_texts_in_it(server: Harness) -> None:
+    stranger = await server.client()
+    assert await refused(stranger, {"type": "lang", "lang": "fr"}) == "not_in_room"  # the entry says it
+    _, (ana, ben) = await server.lobby(["Ana", "Ben"])
+    await ben.send({"type": "lang", "lang": "it"})  # nothing is answered: the next refusal says it
+    with pytest.raises(ProtocolError) as info:
+        await ben.request({"type": "start"})
+    assert info.value.message["message"] == "Solo l'host può farlo."
+    # A language the server does not have is refused, and the language stays.
+    answer = await answer_to_raw(ben, '{"type": "lang", "lang": "pt"}')
+    assert (answer["code"], answer["message"]) == ("bad_message", "Il server non ha capito questo messaggio.")
+    # Nobody else's changes: Ana still reads English.
+    with pytest.raises(ProtocolError) as info:
+        await ana.request({"type": "kick", "seat": 5})
+    assert info.value.message["message"] == "There is no such seat."
+
+
 # -- size ----------------------------------------------------------------------------------------------
 
 
