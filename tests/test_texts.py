@@ -16,7 +16,7 @@ import pytest
 
 from crisp_server.engine import FULL_DECK, Discard, Game, Options, Rejected
 from crisp_server.engine import Code as RuleCode
-from crisp_server.texts import CATALOGS, ENGLISH, LANGUAGES, Lang, Texts, texts
+from crisp_server.texts import CATALOGS, ENGLISH, LANGUAGES, Lang, Texts, preferred, texts
 from crisp_server.texts.catalog import Cards, Errors, Hints, Rules, Slots
 from crisp_server.wire.protocol import Create, Join, ProtocolCode, Resume, Watch, error_message, unavailable_message
 
@@ -90,6 +90,25 @@ def test_a_language_has_its_own_words(lang: str) -> None:
     english = _texts_of(ENGLISH)
     same = [key for key, text in _texts_of(CATALOGS[lang]).items() if text == english[key] and not text.isdigit()]
     assert same == []
+
+
+@pytest.mark.parametrize(
+    ("header", "lang"),
+    [
+        ("fr-CH, fr;q=0.9, en;q=0.8, de;q=0.7, *;q=0.5", "fr"),
+        ("NL-be", "nl"),
+        ("pt-BR, es;q=0.5, it;q=0.5", "es"),  # of equal weights, the first
+        ("en;q=0.1, it;q=0.2", "it"),  # the heavier, wherever it is listed
+        ("de;q=0, nl", "nl"),  # q=0: not wanted
+        ("xx;q=abc, it;q=2, es;q=0.3", "es"),  # malformed weights are skipped
+        ("*", None),
+        ("pt, ja", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_the_preferred_language_of_an_accept_language_header(header: str | None, lang: str | None) -> None:
+    assert preferred(header) == lang
 
 
 def test_a_language_the_server_does_not_have_gets_english() -> None:

@@ -34,4 +34,41 @@ def texts(lang: str) -> Texts:
     return CATALOGS.get(lang, ENGLISH)
 
 
-__all__ = ["CATALOGS", "ENGLISH", "LANGUAGES", "Cards", "Errors", "Hints", "Lang", "Rules", "Slots", "Texts", "texts"]
+def preferred(accept_language: str | None) -> Lang | None:
+    """The language of :data:`LANGUAGES` an HTTP ``Accept-Language`` header likes best (``fr-CH, de;q=0.8``:
+    ``fr``), or ``None`` if it names none of them; a range's region is not looked at, ``*`` is passed over,
+    a malformed part is skipped, and of equal weights the first listed wins."""
+    best: tuple[float, Lang] | None = None
+    for part in (accept_language or "").split(","):
+        tag, _, params = part.partition(";")
+        primary = tag.strip().split("-")[0].lower()
+        weight = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = -1.0
+        if not 0 < weight <= 1:
+            continue
+        for lang in LANGUAGES:
+            if lang == primary and (best is None or weight > best[0]):
+                best = (weight, lang)
+    return None if best is None else best[1]
+
+
+__all__ = [
+    "CATALOGS",
+    "ENGLISH",
+    "LANGUAGES",
+    "Cards",
+    "Errors",
+    "Hints",
+    "Lang",
+    "Rules",
+    "Slots",
+    "Texts",
+    "preferred",
+    "texts",
+]

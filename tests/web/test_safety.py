@@ -10,6 +10,7 @@ from typing import Any, Final
 import httpx
 import orjson
 import pytest
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from crisp_server.remote.client import CrispClient, ProtocolError
@@ -198,6 +199,21 @@ async def test_errors_come_in_the_language_each_player_joined_with(server: Harne
         assert error["message"] == texts.rule(rule)
         if c is ben and lang != "en":
             assert error["message"] != ENGLISH.rule(rule)
+
+
+async def test_before_its_entry_a_connection_speaks_the_browsers_language(server: Harness) -> None:
+    """The handshake's Accept-Language chooses the texts until an entry message names its ``lang``."""
+    for header, text in (
+        ("nl-BE,nl;q=0.9,en;q=0.5", "De server begreep dat bericht niet."),
+        ("pt-BR,pt;q=0.9", "The server did not understand that message."),  # none the server has
+    ):
+        async with connect(server.url, additional_headers={"Accept-Language": header}) as ws:
+            await ws.send('{"type": "nonsense"}')
+            answer = orjson.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert (answer["code"], answer["message"]) == ("bad_message", text)
+            await ws.send('{"type": "join", "room": "ACDEFG", "name": "Eve", "lang": "es"}')
+            answer = orjson.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert (answer["code"], answer["message"]) == ("room_not_found", "No hay ninguna sala con ese código.")
 
 
 async def test_a_member_who_picks_another_language_gets_the_texts_in_it(server: Harness) -> None:
