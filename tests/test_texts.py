@@ -54,6 +54,14 @@ def test_the_languages_are_the_lang_literal_the_catalogs_and_the_modules() -> No
         assert typing.get_args(model.model_fields["lang"].annotation) == LANGUAGES, model
 
 
+def test_the_server_speaks_every_language_of_the_web_client() -> None:
+    """The client sends its language in every entry message and ``lang``: one the server lacked would be a
+    ``bad_message``."""
+    client = {p.stem for p in (ROOT.parent / "static" / "js" / "lang").glob("*.js")}
+    assert {"en", "de"} <= client
+    assert client <= set(LANGUAGES)
+
+
 def test_every_code_the_server_sends_has_its_text() -> None:
     assert {f.name for f in dataclasses.fields(Errors)} == {c.value for c in ProtocolCode}
     assert {f.name for f in dataclasses.fields(Rules)} == {c.value for c in RuleCode}
