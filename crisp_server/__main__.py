@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .engine import MalformedRecord, loads_record, replay
+from .texts import LANGUAGES
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -161,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_bot.add_argument(
         "--pause", type=float, default=1.0, help="factor on its human-like pauses, 0: act at once (default 1)"
     )
-    p_bot.add_argument("--lang", choices=["en", "de"], default="en", help="language of the server's messages")
+    p_bot.add_argument("--lang", choices=LANGUAGES, default="en", help="language of the server's messages (default en)")
     return parser
 
 

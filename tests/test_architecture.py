@@ -24,8 +24,8 @@ PACKAGE: Final = "crisp_server"
 #: the package's own ``__init__`` to ``crisp_server``). A module imports modules of its own part, or of
 #: a lower layer: never one of a higher layer, nor one of another part of its own layer.
 LAYERS: Final[tuple[tuple[str, ...], ...]] = (
-    # Leaves: they import nothing of the package.
-    ("native", "settings", "logs", "tasks", "collector"),
+    # Leaves: they import nothing of the package (``texts``: every text the server sends, by language).
+    ("native", "settings", "logs", "tasks", "collector", "texts"),
     # The package itself: its version, and the choice of compiled or interpreted modules at import.
     ("crisp_server",),
     # The rules, pure (tests/engine/test_purity.py).

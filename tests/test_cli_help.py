@@ -41,3 +41,9 @@ def test_the_options_without_a_command_run_the_server(monkeypatch: pytest.Monkey
     assert main(["--host", "0.0.0.0", "--port", "8123"]) == 0
     settings = seen["settings"]
     assert (settings.host, settings.port) == ("0.0.0.0", 8123)
+
+
+def test_the_bot_speaks_every_language_of_the_server(capsys: pytest.CaptureFixture[str]) -> None:
+    text = _help(capsys, "bot")
+    assert "--lang {en,de,fr,es,it,nl}" in text
+    assert "language of the server's messages (default en)" in " ".join(text.split())

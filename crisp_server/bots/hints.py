@@ -1,4 +1,5 @@
-"""Hints: what the hard level would do with a seat's own knowledge, and why, in one line (English or German).
+"""Hints: what the hard level would do with a seat's own knowledge, and why, in one line in the player's
+language (the lines are in ``crisp_server.texts``).
 
 The seat's :class:`~crisp_server.bots.memory.Memory` is fed the updates that seat received, so a hint uses
 nothing the player was not shown (it remembers better than a person does: that is the help).
@@ -8,61 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from random import Random
-from typing import Any, Final
+from typing import Any
+
+from crisp_server.texts import Texts, texts
 
 from .bot import decide, due
 from .hard import HardLevel
 from .memory import Memory
 from .moves import Message, Reason
-
-_RANKS: Final = {
-    "en": {"A": "ace", "T": "10", "J": "jack", "Q": "queen", "K": "king"},
-    "de": {"A": "Ass", "T": "10", "J": "Bube", "Q": "Dame", "K": "König"},
-}
-_SLOTS: Final = {
-    "en": ("left", "middle", "right"),
-    "de": ("linke", "mittlere", "rechte"),
-}
-
-#: One line per reason code; ``{slot}`` etc. are filled by :func:`_render`.
-_TEXTS: Final[dict[str, dict[str, str]]] = {
-    "en": {
-        "draw_only": "Draw a card from the draw pile.",
-        "draw": "Draw from the draw pile: the discard pile does not help you now.",
-        "draw_known": "Draw from the draw pile: you know its top card is the {card}.",
-        "take": "Take the {card} from the discard pile for your {slot} card (probably about {about}).",
-        "take_known": "Take the {card} from the discard pile for your {slot} card, the {old}.",
-        "swap": "Swap: your {slot} card is probably higher than {card}.",
-        "swap_known": "Swap: your {slot} card is the {old}, higher than {card}.",
-        "must_swap": "Swap it for your {slot} card: a card from the discard pile must be kept.",
-        "discard": "Discard: the {card} would not lower your sum.",
-        "jack": "Jack: look at your middle card, you do not know it yet.",
-        "jack_known": "Discard the Jack: you already know your middle card.",
-        "queen": "Queen: give your {slot} card for {player}'s {their_slot} card (probably about {about}).",
-        "queen_none": "Discard the Queen: no exchange is likely to help you.",
-        "king": "King: it must be played, and you get two extra moves.",
-        "crisp": "Call Crisp: your sum is about {sum}, likely the lowest ({chance} %).",
-        "no_crisp": "Do not call Crisp yet: your sum is about {sum}, only {chance} % likely to be the lowest.",
-    },
-    "de": {
-        "draw_only": "Zieh eine Karte vom Nachziehstapel.",
-        "draw": "Zieh vom Nachziehstapel: der Ablagestapel hilft dir gerade nicht.",
-        "draw_known": "Zieh vom Nachziehstapel: du weißt, dass oben {card} liegt.",
-        "take": "Nimm {card} vom Ablagestapel für deine {slot} Karte (wahrscheinlich etwa {about}).",
-        "take_known": "Nimm {card} vom Ablagestapel für deine {slot} Karte, {old}.",
-        "swap": "Tausche: deine {slot} Karte ist wahrscheinlich höher als {card}.",
-        "swap_known": "Tausche: deine {slot} Karte ist {old}, höher als {card}.",
-        "must_swap": "Tausche sie gegen deine {slot} Karte: eine Karte vom Ablagestapel musst du behalten.",
-        "discard": "Leg sie ab: {card} würde deine Summe nicht senken.",
-        "jack": "Bube: sieh dir deine mittlere Karte an, du kennst sie noch nicht.",
-        "jack_known": "Leg den Buben ab: deine mittlere Karte kennst du schon.",
-        "queen": "Dame: gib deine {slot} Karte gegen {player}s {their_slot} Karte (wahrscheinlich etwa {about}).",
-        "queen_none": "Leg die Dame ab: kein Tausch hilft dir wahrscheinlich.",
-        "king": "König: er muss gespielt werden, und du bekommst zwei Extrazüge.",
-        "crisp": "Ruf Crisp: deine Summe ist etwa {sum}, wahrscheinlich die niedrigste ({chance} %).",
-        "no_crisp": "Ruf noch nicht Crisp: deine Summe ist etwa {sum}, nur zu {chance} % die niedrigste.",
-    },
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +27,8 @@ class Hint:
     reason: Reason
 
     def text(self, lang: str = "en") -> str:
-        """The reason as one line in ``lang`` (``en`` or ``de``; anything else is English)."""
-        return _render(self.reason, lang if lang in _TEXTS else "en")
+        """The reason as one line in ``lang`` (English for a language the server does not have)."""
+        return _render(self.reason, texts(lang))
 
 
 def hint(memory: Memory) -> Hint | None:
@@ -94,31 +48,29 @@ def hint(memory: Memory) -> Hint | None:
     return Hint(decision.message, decision.reason)
 
 
-def _card(code: str | None, lang: str) -> str:
-    if code is None:
-        return "?"
-    return _RANKS[lang].get(code[0], code[0])
+def _card(code: str | None, catalog: Texts) -> str:
+    return "?" if code is None else catalog.cards.name(code)
 
 
-def _render(reason: Reason, lang: str) -> str:
+def _render(reason: Reason, catalog: Texts) -> str:
     a = reason.args
     fields: dict[str, Any] = {}
     code = reason.code
-    slot_names = _SLOTS[lang]
+    slot = catalog.slots.name
     if code in ("draw_known", "discard"):
-        fields["card"] = _card(a[0], lang)
+        fields["card"] = _card(a[0], catalog)
     elif code == "take":
-        fields.update(card=_card(a[0], lang), slot=slot_names[a[1]], about=a[2])
+        fields.update(card=_card(a[0], catalog), slot=slot(a[1]), about=a[2])
     elif code == "take_known":
-        fields.update(card=_card(a[0], lang), slot=slot_names[a[1]], old=_card(a[2], lang))
+        fields.update(card=_card(a[0], catalog), slot=slot(a[1]), old=_card(a[2], catalog))
     elif code == "swap":
-        fields.update(slot=slot_names[a[0]], card=_card(a[1], lang))
+        fields.update(slot=slot(a[0]), card=_card(a[1], catalog))
     elif code == "swap_known":
-        fields.update(slot=slot_names[a[0]], old=_card(a[1], lang), card=_card(a[2], lang))
+        fields.update(slot=slot(a[0]), old=_card(a[1], catalog), card=_card(a[2], catalog))
     elif code == "must_swap":
-        fields["slot"] = slot_names[a[1]]
+        fields["slot"] = slot(a[1])
     elif code == "queen":
-        fields.update(slot=slot_names[a[0]], player=a[1], their_slot=slot_names[a[2]], about=a[3])
+        fields.update(slot=slot(a[0]), player=a[1], their_slot=slot(a[2]), about=a[3])
     elif code in ("crisp", "no_crisp"):
         fields.update(sum=a[0], chance=a[1])
-    return _TEXTS[lang][code].format(**fields)
+    return catalog.hint(code).format(**fields)

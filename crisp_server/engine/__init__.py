@@ -35,7 +35,7 @@ from .record import (
     replay_game,
     replay_steps,
 )
-from .rejections import Code, Rejected, message
+from .rejections import Code, Rejected
 
 __all__ = [
     "ACTION_NAMES",
@@ -75,7 +75,6 @@ __all__ = [
     "event_to_dict",
     "hand_sum",
     "loads_record",
-    "message",
     "parse_record",
     "record_to_dict",
     "redone_by_resume",

@@ -1,4 +1,5 @@
-"""Why an action is refused: stable codes with a message fit to show a player.
+"""Why an action is refused: stable codes. Their texts for players, in each language, are in
+``crisp_server.texts`` (the engine has no words of its own).
 
 The order of :class:`Code` is the precedence of ``docs/record-format.md``: where several apply, the
 first one listed wins. A refused action changes nothing.
@@ -7,7 +8,6 @@ first one listed wins. A refused action changes nothing.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Final
 
 
 class Code(Enum):
@@ -41,48 +41,10 @@ class Code(Enum):
     """A Crisp call outside one's own open crisp window."""
 
 
-MESSAGES: Final[dict[str, dict[Code, str]]] = {
-    "en": {
-        Code.ROUND_OVER: "The round is over.",
-        Code.NOT_YOUR_TURN: "It isn't your turn.",
-        Code.TOO_EARLY: "Wait a moment: the previous player may still call Crisp.",
-        Code.ALREADY_DRAWN: "You have already drawn a card this move.",
-        Code.NOTHING_DRAWN: "Draw a card first.",
-        Code.DISCARD_DRAW_DISABLED: "Drawing from the discard pile is off in this room.",
-        Code.DISCARD_EMPTY: "The discard pile is empty.",
-        Code.FACE_CARD_FROM_DECK: "A Jack, Queen or King from the draw pile can't go into your hand.",
-        Code.MUST_SWAP: "A card from the discard pile must be swapped into your hand.",
-        Code.KING_MUST_BE_PLAYED: "A King from the draw pile must be played.",
-        Code.WRONG_CARD: "Your drawn card can't do that.",
-        Code.BAD_TARGET: "Pick a card of another player.",
-        Code.CRISP_NOT_ALLOWED: "You can't call Crisp now.",
-    },
-    "de": {
-        Code.ROUND_OVER: "Die Runde ist vorbei.",
-        Code.NOT_YOUR_TURN: "Du bist nicht dran.",
-        Code.TOO_EARLY: "Einen Moment: Der vorige Spieler darf noch Crisp rufen.",
-        Code.ALREADY_DRAWN: "Du hast in diesem Zug schon eine Karte gezogen.",
-        Code.NOTHING_DRAWN: "Zieh zuerst eine Karte.",
-        Code.DISCARD_DRAW_DISABLED: "Ziehen vom Ablagestapel ist in diesem Raum aus.",
-        Code.DISCARD_EMPTY: "Der Ablagestapel ist leer.",
-        Code.FACE_CARD_FROM_DECK: "Bube, Dame oder König vom Nachziehstapel darf nicht in deine Hand.",
-        Code.MUST_SWAP: "Eine Karte vom Ablagestapel musst du in deine Hand tauschen.",
-        Code.KING_MUST_BE_PLAYED: "Einen König vom Nachziehstapel musst du ausspielen.",
-        Code.WRONG_CARD: "Das kann deine gezogene Karte nicht.",
-        Code.BAD_TARGET: "Wähle eine Karte eines anderen Spielers.",
-        Code.CRISP_NOT_ALLOWED: "Du kannst jetzt nicht Crisp rufen.",
-    },
-}
-
-
-def message(code: Code, lang: str = "en") -> str:
-    """The player-facing text for ``code`` in ``lang`` (``en`` or ``de``; English otherwise)."""
-    return MESSAGES.get(lang, MESSAGES["en"])[code]
-
-
 class Rejected(ValueError):
-    """The action breaks a rule. Nothing was changed. Still a ``ValueError`` for generic callers."""
+    """The action breaks a rule. Nothing was changed. Still a ``ValueError`` for generic callers, whose
+    message is the code (``not_your_turn``)."""
 
     def __init__(self, code: Code) -> None:
-        super().__init__(message(code))
+        super().__init__(code.value)
         self.code = code

@@ -37,7 +37,7 @@ class SeatDriver(Protocol):
     client gets: ``docs/protocol.md``), and ``close`` when it sends the member away; it sets ``room``
     when it admits the driver and clears it when the driver leaves. The driver posts what it does as
     ``room.post(Inbound(driver, message))``, ``message`` a parsed inbound model (``protocol.parse_inbound``),
-    and ``room.post(Detach(driver))`` when it goes; ``lang`` is the language of its error messages;
+    and ``room.post(Detach(driver))`` when it goes; ``lang`` is the language of the texts it is sent;
     ``origin`` the address its page was opened at (``CRISP_PUBLIC_URL`` if set, else ``scheme://host``), which
     a room's link is made of, ``None`` for a computer player."""
 

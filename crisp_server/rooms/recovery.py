@@ -147,6 +147,8 @@ class Recovery:
                     st.send(conn, orjson.dumps({"type": "pong", "v": st.v}))
                 elif isinstance(msg, p.Sync) and conn in st.members:
                     st.send(conn, p.unavailable_message(st.v, conn.lang))
+                elif isinstance(msg, p.SetLang) and conn in st.members:
+                    conn.lang = msg.lang  # nothing to save
                 else:
                     raise RoomError(p.ProtocolCode.UNAVAILABLE)
             except RoomError as err:

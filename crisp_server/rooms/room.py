@@ -385,6 +385,11 @@ def _ping(room: Room, conn: SeatDriver, msg: p.Ping) -> None:
     st.send(conn, p.pong_message(st.v if conn in st.members else 0))
 
 
+def _set_lang(room: Room, conn: SeatDriver, msg: p.SetLang) -> None:
+    """The member's texts from now on in its language: nothing of the room changes, nothing is answered."""
+    conn.lang = msg.lang
+
+
 def _action(room: Room, conn: SeatDriver, msg: Any) -> None:
     room.table.action(conn, room.seating.seat_of(conn), msg)
 
@@ -414,6 +419,7 @@ ANYONE: dict[type, Command] = {
 #: ``_by_host``: the same, refused to anyone but the host).
 MEMBERS: dict[type, Command] = {
     p.Sync: lambda room, conn, msg: room.state.send(conn, room.publisher.message(conn, "snapshot", [])),
+    p.SetLang: _set_lang,
     p.Leave: lambda room, conn, msg: room.seating.leave(conn),
     p.Sit: lambda room, conn, msg: room.seating.sit(conn, msg.name),  # a spectator's
     p.Ready: lambda room, conn, msg: room.table.ready(room.seating.seat_of(conn)),

@@ -18,6 +18,7 @@ from crisp_server.rooms.messages import Detach, Expire, Inbound
 from crisp_server.rooms.room import Room
 from crisp_server.rooms.seats import TokenBucket, clean_name
 from crisp_server.rooms.tokens import is_room_code, normalize_code
+from crisp_server.texts import preferred
 from crisp_server.web.connection import Connection
 from crisp_server.web.services import Services, client_address, now_ms
 from crisp_server.web.wsprotocol import CrispWebSocket
@@ -79,6 +80,8 @@ class Bridge:
         metrics = services.metrics
         conn = Connection(send, services.settings.send_queue, client_address(websocket), metrics.sent)
         conn.origin = services.base_url(websocket.url.scheme, websocket.headers.get("host"))
+        # Until an entry message names its language, the browser's preferred one (else English).
+        conn.lang = preferred(websocket.headers.get("accept-language")) or conn.lang
         metrics.connections.inc()
         try:
             await self.serve(conn, websocket, receive)

@@ -3,7 +3,8 @@
 Inbound messages are validated as one pydantic discriminated union; anything else is answered with
 ``{"type": "error", "code": "bad_message", ...}`` and the connection stays open. Outbound messages are
 built by the rooms from the engine's views (``crisp_server.rooms.publishing``); this module only names
-their error codes and texts. ``crisp_server.wire.schema`` describes both directions as a JSON Schema.
+their error codes and gives their texts in the connection's language (from ``crisp_server.texts``).
+``crisp_server.wire.schema`` describes both directions as a JSON Schema.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 from crisp_server.engine import Action, CallCrisp, Discard, Draw, Slot, Source, Swap, UseJack, UseKing, UseQueen
 from crisp_server.engine import Code as RuleCode
-from crisp_server.engine import message as rule_message
+from crisp_server.texts import Lang, texts
 
-Lang = Literal["en", "de"]
 SlotName = Literal["left", "middle", "right"]
 #: The computer players' levels a room offers (the arena also has ``random``).
 BotLevel = Literal["easy", "normal", "hard"]
@@ -176,6 +176,13 @@ class Ping(_In):
     type: Literal["ping"]
 
 
+class SetLang(_In):
+    """A member's texts from now on in ``lang`` (the player picked another language); no answer."""
+
+    type: Literal["lang"]
+    lang: Lang
+
+
 Inbound = Annotated[
     Create
     | Join
@@ -198,6 +205,7 @@ Inbound = Annotated[
     | Rematch
     | Sync
     | Ping
+    | SetLang
     | AddBot
     | RemoveBot
     | SetBotLevel
@@ -258,66 +266,13 @@ class ProtocolCode(Enum):
     NOTHING_TO_HINT = "nothing_to_hint"
 
 
-_TEXTS: Final[dict[str, dict[ProtocolCode, str]]] = {
-    "en": {
-        ProtocolCode.BAD_MESSAGE: "The server did not understand that message.",
-        ProtocolCode.TOO_LARGE: "That message is too large.",
-        ProtocolCode.RATE_LIMITED: "Slow down a little.",
-        ProtocolCode.ROOM_NOT_FOUND: "There is no room with that code.",
-        ProtocolCode.ROOM_FULL: "This room is full (8 players).",
-        ProtocolCode.NAME_TAKEN: "Someone in this room already has that name.",
-        ProtocolCode.BAD_NAME: "A name has 1 to 20 characters, without control characters.",
-        ProtocolCode.BAD_TOKEN: "That seat could not be found: join again.",
-        ProtocolCode.NOT_HOST: "Only the host can do that.",
-        ProtocolCode.GAME_RUNNING: "The game has already started: you can watch.",
-        ProtocolCode.NOT_IN_ROOM: "Join a room first.",
-        ProtocolCode.ALREADY_IN_ROOM: "You are already in a room on this connection.",
-        ProtocolCode.NOT_SEATED: "Spectators can only watch.",
-        ProtocolCode.WRONG_PHASE: "That is not possible at this point of the game.",
-        ProtocolCode.NOT_ENOUGH_PLAYERS: "A game needs 2 to 8 players.",
-        ProtocolCode.NO_SUCH_SEAT: "There is no such seat.",
-        ProtocolCode.ALREADY_SEATED: "You already have a seat in this room.",
-        ProtocolCode.BAD_REACTION: "That reaction is not available.",
-        ProtocolCode.UNAVAILABLE: "The server cannot save the game right now: that was not done. Try again when "
-        "the game goes on.",
-        ProtocolCode.NOT_A_BOT: "That seat is not a computer player.",
-        ProtocolCode.NO_HINTS: "Hints are only for practice games against the computer.",
-        ProtocolCode.NOTHING_TO_HINT: "Nothing to decide right now: wait for your move.",
-    },
-    "de": {
-        ProtocolCode.BAD_MESSAGE: "Der Server hat diese Nachricht nicht verstanden.",
-        ProtocolCode.TOO_LARGE: "Diese Nachricht ist zu groß.",
-        ProtocolCode.RATE_LIMITED: "Nicht so schnell.",
-        ProtocolCode.ROOM_NOT_FOUND: "Es gibt keinen Raum mit diesem Code.",
-        ProtocolCode.ROOM_FULL: "Dieser Raum ist voll (8 Spieler).",
-        ProtocolCode.NAME_TAKEN: "Diesen Namen hat schon jemand in diesem Raum.",
-        ProtocolCode.BAD_NAME: "Ein Name hat 1 bis 20 Zeichen, ohne Steuerzeichen.",
-        ProtocolCode.BAD_TOKEN: "Dein Platz wurde nicht gefunden: tritt neu bei.",
-        ProtocolCode.NOT_HOST: "Das darf nur der Gastgeber.",
-        ProtocolCode.GAME_RUNNING: "Das Spiel läuft schon: du kannst zuschauen.",
-        ProtocolCode.NOT_IN_ROOM: "Tritt zuerst einem Raum bei.",
-        ProtocolCode.ALREADY_IN_ROOM: "Du bist auf dieser Verbindung schon in einem Raum.",
-        ProtocolCode.NOT_SEATED: "Zuschauer können nur zuschauen.",
-        ProtocolCode.WRONG_PHASE: "Das geht an dieser Stelle des Spiels nicht.",
-        ProtocolCode.NOT_ENOUGH_PLAYERS: "Ein Spiel braucht 2 bis 8 Spieler.",
-        ProtocolCode.NO_SUCH_SEAT: "Diesen Platz gibt es nicht.",
-        ProtocolCode.ALREADY_SEATED: "Du hast in diesem Raum schon einen Platz.",
-        ProtocolCode.BAD_REACTION: "Diese Reaktion gibt es nicht.",
-        ProtocolCode.UNAVAILABLE: "Der Server kann das Spiel gerade nicht speichern: das ist nicht geschehen. "
-        "Versuch es wieder, wenn das Spiel weitergeht.",
-        ProtocolCode.NOT_A_BOT: "Auf diesem Platz sitzt kein Computerspieler.",
-        ProtocolCode.NO_HINTS: "Tipps gibt es nur in Übungsspielen gegen den Computer.",
-        ProtocolCode.NOTHING_TO_HINT: "Gerade gibt es nichts zu entscheiden: warte auf deinen Zug.",
-    },
-}
-
 ErrorCode = ProtocolCode | RuleCode
 
 
 def error_text(code: ErrorCode, lang: str = "en") -> str:
-    if isinstance(code, RuleCode):
-        return rule_message(code, lang)
-    return _TEXTS.get(lang, _TEXTS["en"])[code]
+    """The text of ``code`` in ``lang`` (English for a language the server does not have)."""
+    catalog = texts(lang)
+    return catalog.rule(code.value) if isinstance(code, RuleCode) else catalog.error(code.value)
 
 
 def error_message(v: int, code: ErrorCode, lang: str = "en", detail: str | None = None) -> bytes:
@@ -350,16 +305,9 @@ class Unavailable(BaseModel):
     message: str
 
 
-_UNAVAILABLE_TEXTS: Final = {
-    "en": "The server cannot save the game right now. It goes on by itself as soon as it can: stay here.",
-    "de": "Der Server kann das Spiel gerade nicht speichern. Es geht von selbst weiter, sobald er kann: bleib hier.",
-}
-
-
 def unavailable_message(v: int, lang: str = "en") -> bytes:
     """``{"type": "unavailable", "v", "reason": "database", "message"}`` (see ``Unavailable``)."""
-    text = _UNAVAILABLE_TEXTS.get(lang, _UNAVAILABLE_TEXTS["en"])
-    return orjson.dumps(Unavailable(v=v, message=text).model_dump())
+    return orjson.dumps(Unavailable(v=v, message=texts(lang).unavailable).model_dump())
 
 
 class BadMessage(ValueError):

@@ -36,6 +36,12 @@ function send(message) {
   if (!net.send(message)) toast(t("reconnecting"));
 }
 
+/** The player picked another language: the server's texts follow it, now and after a reconnect. */
+function langChanged(lang) {
+  if (net.entry) net.entry = { ...net.entry, lang };
+  if (net.inRoom) net.send({ type: "lang", lang });
+}
+
 function onStatus(status, code) {
   const changed = app.status !== status;
   app.status = status;
@@ -392,6 +398,7 @@ function tick() {
 actions.render = render;
 actions.send = send;
 actions.enter = enter;
+actions.langChanged = langChanged;
 setInterval(tick, 250);
 
 // -- start -------------------------------------------------------------------------------------------

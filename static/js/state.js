@@ -47,6 +47,7 @@ export const actions = {
   render: () => {},
   send: (_message) => {},
   enter: (_message) => {},
+  langChanged: (_lang) => {},
 };
 
 function codeFromPath() {

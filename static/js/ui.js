@@ -55,6 +55,7 @@ export function renderAt(when) {
 
 export async function switchLang(next = getLang() === "de" ? "en" : "de") {
   await setLang(next);
+  actions.langChanged(getLang());
   actions.render();
 }
 

@@ -1,7 +1,7 @@
-"""The bots are pure and blind: they import a few standard-library modules, the card values and their own
-files, nothing of the rooms, the web layer, the store or the engine's game state, and do no I/O. Randomness
-is only ever a generator they are handed (``random.Random``, never the module's functions). This reads
-the package's source; it does not import it."""
+"""The bots are pure and blind: they import a few standard-library modules, the card values, the server's
+texts (words for the hints, no knowledge of a game) and their own files, nothing of the rooms, the web layer,
+the store or the engine's game state, and do no I/O. Randomness is only ever a generator they are handed
+(``random.Random``, never the module's functions). This reads the package's source; it does not import it."""
 
 from __future__ import annotations
 
@@ -18,13 +18,15 @@ ALLOWED: Final = frozenset(
 )
 #: The engine's plain value types: card codes and values. Its game state, views and events are not allowed.
 ENGINE_VALUES: Final = frozenset({"crisp_server.engine.cards"})
+#: The server's texts in each language (the hints' words): data, no game state.
+TEXTS: Final = frozenset({"crisp_server.texts"})
 FORBIDDEN_CALLS: Final = frozenset({"open", "print", "input", "__import__", "breakpoint", "eval", "exec"})
 
 
 def _module_problem(module: str, names: list[str]) -> str | None:
     if module == "random":
         return None if names == ["Random"] else f"imports {module} {names}: only the Random type (a seeded generator)"
-    if module in ENGINE_VALUES:
+    if module in ENGINE_VALUES or module in TEXTS:
         return None
     if module.partition(".")[0] == "crisp_server":
         return f"imports {module}: the bots see only what a seat is sent"
@@ -81,6 +83,7 @@ def test_bot_file_is_pure(path: Path) -> None:
         ("from crisp_server.rooms.room import Room\n", "the bots see only what a seat is sent"),
         ("from crisp_server.web import app\n", "the bots see only what a seat is sent"),
         ("from crisp_server.store import models\n", "the bots see only what a seat is sent"),
+        ("from crisp_server.wire.protocol import Join\n", "the bots see only what a seat is sent"),
         ("from ..engine import game\n", "outside the bots"),
         ("def f() -> None:\n    print('x')\n", "calls print()"),
     ],
@@ -97,6 +100,7 @@ def test_the_checker_accepts_what_the_bots_may_use() -> None:
         "import math\n"
         "from random import Random\n"
         "from crisp_server.engine.cards import VALUES\n"
+        "from crisp_server.texts import Texts, texts\n"
         "from .memory import Memory\n"
     )
     assert purity_problems(source) == []

@@ -261,9 +261,14 @@ def test_play_against_the_computer_starts_at_once_and_gives_hints(browser: Brows
         expect(line).to_have_count(0)
         expect(page.locator(".hinted")).to_have_count(0)
         expect(hint).to_be_enabled()
+        # The player switches to English at the table: the server's hint follows (not only the page's words).
+        me.tap("lang")
+        expect(hint).to_have_text("💡 Hint")
         hint.click()
         expect(line).to_be_visible()
-        expect(page.locator(".prompt-text")).to_contain_text("Tippe auf eine deiner Karten")  # still your move
+        expect(line).to_contain_text(re.compile(r"^💡 (Swap|Discard): "))
+        expect(page.locator(".prompt-text")).to_contain_text("Tap one of your cards")  # still your move
+        assert any(s.replace(" ", "") == '{"type":"lang","lang":"en"}' for s in sent), sent
     finally:
         me.close()
 

@@ -8,9 +8,12 @@ it to each next timer (a computer player's move waits for its draw to be allowed
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from string import Formatter
 from typing import Any
 
 import httpx
@@ -21,6 +24,7 @@ from crisp_server.bots import Bot
 from crisp_server.engine import DRAW_BLOCK_MS
 from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.rooms.botseat import BOT_NAMES, BotDriver
+from crisp_server.texts import CATALOGS, ENGLISH, Texts
 from tests.web.bots import rig, settle
 from tests.web.harness import Harness, running_server
 from tests.web.test_wire_leaks import Spy, check_stream
@@ -252,6 +256,40 @@ async def test_a_practice_game_with_hints_to_the_end_and_a_rematch(
     await ana.wait_for(lambda c: c.phase == "peek", what="the rematch's deal")
     assert [s["bot"] for s in seats(ana)] == [None, "hard", "hard", "hard"]
     assert ana.you["hints"]
+
+
+@pytest.mark.parametrize("lang", ["fr", "nl"])
+async def test_a_hint_and_its_errors_come_in_the_players_language(server: Harness, lang: str) -> None:
+    catalog = CATALOGS[lang]
+    ana = await server.client()
+    await ana.create("Ana", lang, bots=1, level="hard")
+    await ana.wait_for(lambda c: c.phase == "peek", what="the first deal")
+    with pytest.raises(ProtocolError) as info:
+        await ana.request({"type": "hint"})
+    assert (info.value.code, info.value.message["message"]) == ("wrong_phase", catalog.error("wrong_phase"))
+    await ana.ready()
+
+    def my_move() -> bool:
+        r = (ana.table or {}).get("round")
+        return ana.phase == "play" and r is not None and r["turn"] == 0 and r["may_draw_at"] <= r["now"]
+
+    async def wait() -> bool:
+        return False  # the computer player moves by itself: only the clock is moved
+
+    await run(server, [ana], wait, my_move)
+    answer = await ask_hint(ana)
+    # The line is one of this language's, its {names} filled in, and none of English's.
+    assert any(re.fullmatch(_pattern(line), answer["text"]) for line in _lines(catalog)), answer["text"]
+    assert not any(re.fullmatch(_pattern(line), answer["text"]) for line in _lines(ENGLISH))
+
+
+def _lines(catalog: Texts) -> list[str]:
+    return [getattr(catalog.hints, f.name) for f in dataclasses.fields(catalog.hints)]
+
+
+def _pattern(line: str) -> str:
+    """A regular expression of the texts ``line`` gives with any values for its ``{names}``."""
+    return "".join(re.escape(text) + (".+" if name is not None else "") for text, name, _, _ in Formatter().parse(line))
 
 
 async def _practice_to_game_over(server: Harness, ana: CrispClient, watchers: list[CrispClient]) -> str:

@@ -23,6 +23,7 @@ import pytest
 from crisp_server.remote.client import CrispClient
 from crisp_server.store.operations import Op, SaveRoom, Written
 from crisp_server.store.store import Store
+from crisp_server.texts import CATALOGS
 from tests.web.harness import Harness, running_server
 from tests.web.test_metrics import _scrape
 
@@ -111,8 +112,9 @@ async def test_a_failed_commit_suspends_the_room_until_the_database_answers(serv
     with pytest.raises(Exception, match="unavailable"):
         await mover.request(move)
     await server.advance(120_000)  # four turn clocks: nobody is timed out while the database is down
+    await other.send({"type": "lang", "lang": "fr"})  # taken meanwhile: it changes nothing to save
     await other.send({"type": "sync"})  # answered with what holds: the room is unavailable
-    await other.next_message("unavailable")
+    assert (await other.next_message("unavailable"))["message"] == CATALOGS["fr"].unavailable
     assert "update" not in kinds_since(other, marks[other])
 
     # A player who comes back meanwhile (a reload) gets their seat, and is told the room is unavailable.

@@ -10,10 +10,12 @@ from typing import Any, Final
 import httpx
 import orjson
 import pytest
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from crisp_server.remote.client import CrispClient, ProtocolError
 from crisp_server.settings import Settings
+from crisp_server.texts import CATALOGS, ENGLISH, LANGUAGES
 from crisp_server.web.bridge import Bridge
 from crisp_server.wire import protocol as p
 from tests.web.harness import Harness, running_server
@@ -83,7 +85,7 @@ BAD_FRAMES: list[str] = [
     '{"type": "react", "emoji": ["👍"]}',
     '{"type": "join", "room": 123456, "name": "Eve"}',
     '{"type": "create", "name": {"first": "Eve"}}',
-    '{"type": "create", "name": "Eve", "lang": "fr"}',
+    '{"type": "create", "name": "Eve", "lang": "pt"}',  # a language the server does not have
     '{"type": "resume", "room": "ACDEFG"}',
     '{"type": "ping", "n": NaN}',
     '{"type": "ping", "n": 1e999999}',
@@ -153,12 +155,82 @@ async def test_bad_message_details_say_what_docs_protocol_md_says(server: Harnes
         assert (answer["code"], answer["detail"]) == ("bad_message", detail), frame
 
 
-async def test_error_messages_follow_the_language(server: Harness) -> None:
-    c = await server.client()
+#: The same refusal as a player of each language reads it.
+NOT_HOST: Final = {
+    "en": "Only the host can do that.",
+    "de": "Das darf nur der Gastgeber.",
+    "fr": "Seul l'hôte peut faire ça.",
+    "es": "Solo el anfitrión puede hacer eso.",
+    "it": "Solo l'host può farlo.",
+    "nl": "Alleen de host kan dat doen.",
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+async def test_errors_come_in_the_language_each_player_joined_with(server: Harness, lang: str) -> None:
+    catalog = CATALOGS[lang]
+    stranger = await server.client()
     with pytest.raises(ProtocolError) as info:
-        await c.join("ACDEFG", "Eve", lang="de")
+        await stranger.join("ACDEFG", "Eve", lang=lang)
     assert info.value.code == "room_not_found"
-    assert info.value.message["message"] == "Es gibt keinen Raum mit diesem Code."
+    assert info.value.message["message"] == catalog.error("room_not_found")
+    # Ana plays in English, Ben in his language: each reads the room's and the rules' refusals in their own.
+    ana, ben = await server.client(), await server.client()
+    code = await ana.create("Ana")
+    await ben.join(code, "Ben", lang=lang)
+    await ben.wait_for(lambda c: c.state is not None and len(c.state["room"]["seats"]) == 2, what="both seated")
+    with pytest.raises(ProtocolError) as info:
+        await ben.request({"type": "start"})
+    assert (info.value.code, info.value.message["message"]) == ("not_host", NOT_HOST[lang])
+    await ana.start()
+    for c in (ana, ben):
+        await c.wait_for(lambda c: c.phase == "peek", what="peek")
+        await c.ready()
+    for c in (ana, ben):
+        await c.wait_for(lambda c: c.phase == "play", what="play")
+    # Each tries a move the rules refuse: the one who is not to move draws, the mover swaps before drawing.
+    for c, texts in ((ana, ENGLISH), (ben, catalog)):
+        mover = c.my_turn()
+        rule = "nothing_drawn" if mover else "not_your_turn"
+        move = {"type": "swap", "slot": "left"} if mover else {"type": "draw", "from": "deck"}
+        start = len(c.messages)
+        assert await refused(c, move) == rule
+        error = next(m for m in c.messages[start:] if m["type"] == "error")
+        assert error["message"] == texts.rule(rule)
+        if c is ben and lang != "en":
+            assert error["message"] != ENGLISH.rule(rule)
+
+
+async def test_before_its_entry_a_connection_speaks_the_browsers_language(server: Harness) -> None:
+    """The handshake's Accept-Language chooses the texts until an entry message names its ``lang``."""
+    for header, text in (
+        ("nl-BE,nl;q=0.9,en;q=0.5", "De server begreep dat bericht niet."),
+        ("pt-BR,pt;q=0.9", "The server did not understand that message."),  # none the server has
+    ):
+        async with connect(server.url, additional_headers={"Accept-Language": header}) as ws:
+            await ws.send('{"type": "nonsense"}')
+            answer = orjson.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert (answer["code"], answer["message"]) == ("bad_message", text)
+            await ws.send('{"type": "join", "room": "ACDEFG", "name": "Eve", "lang": "es"}')
+            answer = orjson.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert (answer["code"], answer["message"]) == ("room_not_found", "No hay ninguna sala con ese código.")
+
+
+async def test_a_member_who_picks_another_language_gets_the_texts_in_it(server: Harness) -> None:
+    stranger = await server.client()
+    assert await refused(stranger, {"type": "lang", "lang": "fr"}) == "not_in_room"  # the entry says it
+    _, (ana, ben) = await server.lobby(["Ana", "Ben"])
+    await ben.send({"type": "lang", "lang": "it"})  # nothing is answered: the next refusal says it
+    with pytest.raises(ProtocolError) as info:
+        await ben.request({"type": "start"})
+    assert info.value.message["message"] == "Solo l'host può farlo."
+    # A language the server does not have is refused, and the language stays.
+    answer = await answer_to_raw(ben, '{"type": "lang", "lang": "pt"}')
+    assert (answer["code"], answer["message"]) == ("bad_message", "Il server non ha capito questo messaggio.")
+    # Nobody else's changes: Ana still reads English.
+    with pytest.raises(ProtocolError) as info:
+        await ana.request({"type": "kick", "seat": 5})
+    assert info.value.message["message"] == "There is no such seat."
 
 
 # -- size ----------------------------------------------------------------------------------------------

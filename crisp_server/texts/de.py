@@ -1,0 +1,86 @@
+"""German (Deutsch), addressing the player with "du"."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .catalog import Cards, Errors, Hints, Rules, Slots, Texts
+
+TEXTS: Final = Texts(
+    errors=Errors(
+        bad_message="Der Server hat diese Nachricht nicht verstanden.",
+        too_large="Diese Nachricht ist zu groß.",
+        rate_limited="Nicht so schnell.",
+        room_not_found="Es gibt keinen Raum mit diesem Code.",
+        room_full="Dieser Raum ist voll (8 Spieler).",
+        name_taken="Diesen Namen hat schon jemand in diesem Raum.",
+        bad_name="Ein Name hat 1 bis 20 Zeichen, ohne Steuerzeichen.",
+        bad_token="Dein Platz wurde nicht gefunden: tritt neu bei.",
+        not_host="Das darf nur der Gastgeber.",
+        game_running="Das Spiel läuft schon: du kannst zuschauen.",
+        not_in_room="Tritt zuerst einem Raum bei.",
+        already_in_room="Du bist auf dieser Verbindung schon in einem Raum.",
+        not_seated="Zuschauer können nur zuschauen.",
+        wrong_phase="Das geht an dieser Stelle des Spiels nicht.",
+        not_enough_players="Ein Spiel braucht 2 bis 8 Spieler.",
+        no_such_seat="Diesen Platz gibt es nicht.",
+        already_seated="Du hast in diesem Raum schon einen Platz.",
+        bad_reaction="Diese Reaktion gibt es nicht.",
+        unavailable="Der Server kann das Spiel gerade nicht speichern: das ist nicht geschehen. Versuch es wieder, "
+        "wenn das Spiel weitergeht.",
+        not_a_bot="Auf diesem Platz sitzt kein Computerspieler.",
+        no_hints="Tipps gibt es nur in Übungsspielen gegen den Computer.",
+        nothing_to_hint="Gerade gibt es nichts zu entscheiden: warte auf deinen Zug.",
+    ),
+    rules=Rules(
+        round_over="Die Runde ist vorbei.",
+        not_your_turn="Du bist nicht dran.",
+        too_early="Einen Moment: Der vorige Spieler darf noch Crisp rufen.",
+        already_drawn="Du hast in diesem Zug schon eine Karte gezogen.",
+        nothing_drawn="Zieh zuerst eine Karte.",
+        discard_draw_disabled="Ziehen vom Ablagestapel ist in diesem Raum aus.",
+        discard_empty="Der Ablagestapel ist leer.",
+        face_card_from_deck="Bube, Dame oder König vom Nachziehstapel darf nicht in deine Hand.",
+        must_swap="Eine Karte vom Ablagestapel musst du in deine Hand tauschen.",
+        king_must_be_played="Einen König vom Nachziehstapel musst du ausspielen.",
+        wrong_card="Das kann deine gezogene Karte nicht.",
+        bad_target="Wähle eine Karte eines anderen Spielers.",
+        crisp_not_allowed="Du kannst jetzt nicht Crisp rufen.",
+    ),
+    unavailable="Der Server kann das Spiel gerade nicht speichern. Es geht von selbst weiter, sobald er kann: "
+    "bleib hier.",
+    hints=Hints(
+        draw_only="Zieh eine Karte vom Nachziehstapel.",
+        draw="Zieh vom Nachziehstapel: der Ablagestapel hilft dir gerade nicht.",
+        draw_known="Zieh vom Nachziehstapel: du weißt, dass oben {card} liegt.",
+        take="Nimm {card} vom Ablagestapel für deine {slot} (wahrscheinlich etwa {about}).",
+        take_known="Nimm {card} vom Ablagestapel für deine {slot}, {old}.",
+        swap="Tausche: deine {slot} ist wahrscheinlich höher als {card}.",
+        swap_known="Tausche: deine {slot} ist {old}, höher als {card}.",
+        must_swap="Tausche sie gegen deine {slot}: eine Karte vom Ablagestapel musst du behalten.",
+        discard="Leg sie ab: {card} würde deine Summe nicht senken.",
+        jack="Bube: sieh dir deine mittlere Karte an, du kennst sie noch nicht.",
+        jack_known="Leg den Buben ab: deine mittlere Karte kennst du schon.",
+        queen="Dame: gib deine {slot} gegen {player}s {their_slot} (wahrscheinlich etwa {about}).",
+        queen_none="Leg die Dame ab: kein Tausch hilft dir wahrscheinlich.",
+        king="König: er muss gespielt werden, und du bekommst zwei Extrazüge.",
+        crisp="Ruf Crisp: deine Summe ist etwa {sum}, wahrscheinlich die niedrigste ({chance} %).",
+        no_crisp="Ruf noch nicht Crisp: deine Summe ist etwa {sum}, nur zu {chance} % die niedrigste.",
+    ),
+    cards=Cards(
+        ace="Ass",
+        two="2",
+        three="3",
+        four="4",
+        five="5",
+        six="6",
+        seven="7",
+        eight="8",
+        nine="9",
+        ten="10",
+        jack="Bube",
+        queen="Dame",
+        king="König",
+    ),
+    slots=Slots(left="linke Karte", middle="mittlere Karte", right="rechte Karte"),
+)

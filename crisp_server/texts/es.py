@@ -1,0 +1,86 @@
+"""Spanish (español), addressing the player with "tú"; the card names of the French deck, as in poker."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .catalog import Cards, Errors, Hints, Rules, Slots, Texts
+
+TEXTS: Final = Texts(
+    errors=Errors(
+        bad_message="El servidor no entendió ese mensaje.",
+        too_large="Ese mensaje es demasiado largo.",
+        rate_limited="Ve un poco más despacio.",
+        room_not_found="No hay ninguna sala con ese código.",
+        room_full="Esta sala está llena (8 jugadores).",
+        name_taken="Alguien de esta sala ya tiene ese nombre.",
+        bad_name="Un nombre tiene de 1 a 20 caracteres, sin caracteres de control.",
+        bad_token="No se encontró tu lugar: vuelve a unirte.",
+        not_host="Solo el anfitrión puede hacer eso.",
+        game_running="La partida ya empezó: puedes mirarla.",
+        not_in_room="Primero únete a una sala.",
+        already_in_room="Ya estás en una sala con esta conexión.",
+        not_seated="Los espectadores solo pueden mirar.",
+        wrong_phase="Eso no se puede hacer en este momento de la partida.",
+        not_enough_players="Una partida necesita de 2 a 8 jugadores.",
+        no_such_seat="Ese lugar no existe.",
+        already_seated="Ya tienes un lugar en esta sala.",
+        bad_reaction="Esa reacción no está disponible.",
+        unavailable="El servidor no puede guardar la partida ahora mismo: no se hizo nada. Vuelve a intentarlo "
+        "cuando la partida continúe.",
+        not_a_bot="En ese lugar no hay un jugador automático.",
+        no_hints="Las pistas solo están disponibles en partidas de práctica contra la máquina.",
+        nothing_to_hint="Ahora no hay nada que decidir: espera tu turno.",
+    ),
+    rules=Rules(
+        round_over="La ronda terminó.",
+        not_your_turn="No es tu turno.",
+        too_early="Espera un momento: el jugador anterior todavía puede cantar Crisp.",
+        already_drawn="Ya robaste una carta en este turno.",
+        nothing_drawn="Primero roba una carta.",
+        discard_draw_disabled="En esta sala no se puede robar de la pila de descartes.",
+        discard_empty="La pila de descartes está vacía.",
+        face_card_from_deck="Una jota, una reina o un rey robados del mazo no pueden ir a tu mano.",
+        must_swap="Una carta de la pila de descartes tiene que ir a tu mano a cambio de otra.",
+        king_must_be_played="Un rey robado del mazo tiene que jugarse.",
+        wrong_card="La carta que robaste no puede hacer eso.",
+        bad_target="Elige una carta de otro jugador.",
+        crisp_not_allowed="Ahora no puedes cantar Crisp.",
+    ),
+    unavailable="El servidor no puede guardar la partida ahora mismo. Seguirá sola en cuanto pueda: no te vayas.",
+    hints=Hints(
+        draw_only="Roba una carta del mazo.",
+        draw="Roba del mazo: la pila de descartes ahora no te ayuda.",
+        draw_known="Roba del mazo: sabes que la carta de arriba es {card}.",
+        take="Toma {card} de la pila de descartes a cambio de tu {slot} (seguramente vale unos {about}).",
+        take_known="Toma {card} de la pila de descartes a cambio de tu {slot}, {old}.",
+        swap="Cámbiala: tu {slot} seguramente vale más que {card}.",
+        swap_known="Cámbiala: tu {slot} es {old}, que vale más que {card}.",
+        must_swap="Cámbiala por tu {slot}: te tienes que quedar con una carta tomada de la pila de descartes.",
+        discard="Descártala: {card} no bajaría tu suma.",
+        jack="Jota: mira tu carta del centro, todavía no la conoces.",
+        jack_known="Descarta la jota: ya conoces tu carta del centro.",
+        queen="Reina: da tu {slot} a cambio de la {their_slot} de {player} (seguramente vale unos {about}).",
+        queen_none="Descarta la reina: ningún cambio parece ayudarte.",
+        king="Rey: hay que jugarlo y te da dos jugadas extra.",
+        crisp="Canta Crisp: tu suma es de unos {sum}, seguramente la más baja ({chance} %).",
+        no_crisp="Todavía no cantes Crisp: tu suma es de unos {sum} y solo hay un {chance} % de probabilidad de que "
+        "sea la más baja.",
+    ),
+    cards=Cards(
+        ace="el as",
+        two="el 2",
+        three="el 3",
+        four="el 4",
+        five="el 5",
+        six="el 6",
+        seven="el 7",
+        eight="el 8",
+        nine="el 9",
+        ten="el 10",
+        jack="la jota",
+        queen="la reina",
+        king="el rey",
+    ),
+    slots=Slots(left="carta de la izquierda", middle="carta del centro", right="carta de la derecha"),
+)
