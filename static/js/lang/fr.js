@@ -48,7 +48,7 @@ export default {
   seatGone: "Ta place dans ce salon est perdue : sa partie est finie, ou une nouvelle a commencé sans elle.",
   leaveLobbyDetail: "Ta place se libère. Tu peux revenir avec le lien tant que la partie n’a pas commencé.",
   leaveStandInDetail: "L’ordinateur joue pour toi jusqu’à ton retour : rouvre le lien du salon pour reprendre ta place.",
-  leaveTimeoutDetail: "Jusqu’à ton retour, le temps de tes coups expire aussitôt : rouvre le lien du salon pour reprendre ta place.",
+  leaveTimeoutDetail: "Jusqu’à ton retour, chacun de tes coups expire aussitôt : rouvre le lien du salon pour reprendre ta place.",
   leaveLastDetail: (time) =>
     `Il ne reste que toi à la table : la partie se met en pause, et personne ne joue entre-temps, pas même l’ordinateur. Chaque joueur de la partie peut reprendre sa place d’ici ${time} (avec le lien du salon, ou « Tes salons » sur l’accueil) et continuer ; passé ce délai, la partie se termine inachevée et reste parmi les parties du salon.`,
   leavePracticeDetail: (time) =>
@@ -162,7 +162,7 @@ export default {
   restarting: "Le serveur redémarre : reconnexion dans un instant…",
   roomGone: "Ce salon n’existe plus.",
   noSuchRoom: "Aucun salon n’a ce code.",
-  pastGames: "Parties déjà jouées dans ce salon",
+  pastGames: "Parties de ce salon",
   goneGames: (code) => `Parties du salon ${code}`,
   abandoned: "inachevée : personne n’est revenu",
   // The link page of a room that closed (or never was): what is left to do there.
@@ -175,12 +175,12 @@ export default {
   standingsGames: (n, abandoned) =>
     `${n} ${plural(n, { one: "partie", other: "parties" })}${abandoned ? `, ${abandoned} ${plural(abandoned, { one: "inachevée", other: "inachevées" })}` : ""}`,
   standingsRank: "Rang",
-  standingsWins: "Victoires",
+  standingsWins: "Vict.",
   standingsPoints: "Pts",
   standingsPointsLong: "Points",
   standingsPlayed: "Parties",
   standingsPlayedLong: "Parties jouées",
-  standingsBest: "Record",
+  standingsBest: "Top",
   standingsBestLong: "Meilleure manche",
   standingsNoRound: "aucune manche finie",
   recordUnavailable: "Le relevé n’a pas pu être téléchargé.",
