@@ -15,12 +15,11 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, FloatRect, Page, expect
 
+from tests.browser.harness import LANGUAGES as PRESENT
 from tests.browser.harness import Bots, join, open_page, page_check
 from tests.e2e.procs import server_process
-from tests.test_client_texts import CATALOGS, languages
+from tests.test_client_texts import languages
 
-#: The languages whose catalog is here.
-PRESENT = sorted(p.stem for p in CATALOGS.glob("*.js"))
 CATALOG = page_check("catalog")
 
 

@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from crisp_server.remote.client import CrispClient
 from tests.browser.harness import (
+    LANGUAGES,
     NUMBERS_FIRST,
     SIZES,
     Bots,
@@ -272,3 +273,116 @@ def test_the_round_table_keeps_every_column_on_a_320_px_phone(
     finally:
         context.close()
         bots.close()
+
+
+NAMES = ["Alexandra", "Benedikt", "Christina", "Dominik", "Elisabeth", "Friedrich", "Gabriele"]
+OVERFLOW = page_check("overflow")
+
+
+def text_problems(page: Page) -> list[str]:
+    """Texts outside their boxes or off the screen's side (js/overflow.js): language-independent, it measures
+    what is drawn."""
+    return list(page.evaluate(OVERFLOW))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_screen_fits_in_each_language(browser: Browser, base: str, shots: Path, lang: str) -> None:
+    """One pass over every screen in ``lang``: home, the rules, the host's lobby with its options, a dialog,
+    the peek, the table with 8 players (a computer player among them), a held card, the Crisp window, the
+    Leave dialog at the table, the round's results. At 360x640 each text lies within its box (a button's
+    word, a badge, a cell), nothing scrolls sideways, the controls are on screen (but where the screen
+    scrolls), the top rows and the table's bar hold one line; at 320x568 the texts still fit their boxes."""
+    dark = LANGUAGES.index(lang) % 2 == 1
+    context, page = open_page(browser, 360, 640, locale=lang, dark=dark)
+    bots: Bots | None = None
+    found: dict[str, list[str]] = {}
+
+    def check(screen: str, controls: bool = True, small: bool = True) -> None:
+        sizes = [(360, 640), (320, 568)] if small else [(360, 640)]
+        for width, height in sizes:
+            page.set_viewport_size({"width": width, "height": height})
+            if small:
+                page.wait_for_timeout(150)
+            page.screenshot(path=str(shots / f"lang-{lang}-{screen}-{width}x{height}.png"), full_page=not controls)
+            problems = text_problems(page) + fits(page, controls=controls and width >= 360)
+            if problems:
+                found[f"{screen} {width}x{height}"] = problems
+        page.set_viewport_size({"width": 360, "height": 640})
+
+    def one_line(selector: str) -> None:
+        row = page.locator(selector).first.evaluate(page_check("one_line"))
+        if row:
+            found[f"{selector} on one line"] = row
+
+    try:
+        page.goto(base)
+        expect(page.locator("html")).to_have_attribute("lang", lang)
+        check("home", controls=False)
+        one_line(".top-buttons")
+        page.locator('[data-key="rules"]').click()
+        expect(page.locator(".rules-text")).to_be_visible()
+        check("rules", controls=False)
+        page.locator('[data-key="back"]').click()
+
+        # The host's lobby: six players join, the options are there, and a seat is free for a computer player.
+        page.fill("#name", "Maximilian")
+        page.locator('[data-key="create"]').click()
+        expect(page.locator(".lobby")).to_be_visible()
+        code = page.locator(".lobby .code-badge").inner_text().strip()
+        bots = Bots(base, NAMES[:6], code=code)
+        expect(page.locator(".seats li")).to_have_count(7)
+        page.locator('[data-key="opt-turn_seconds"]').select_option("60")
+        expect(page.locator('[data-key="opt-turn_seconds"]')).to_have_value("60")
+        check("lobby", controls=False)
+        one_line(".top-buttons")
+        page.locator('[data-key="leave"]').click()
+        expect(page.locator("dialog.confirm")).to_be_visible()
+        check("lobby-dialog", controls=False, small=False)
+        page.locator('[data-key="confirm-cancel"]').click()
+        page.locator('[data-key="add-bot"]').click()
+        expect(page.locator(".seats li")).to_have_count(8)
+        start = page.locator('[data-key="start"]')
+        expect(start).to_be_enabled()
+        start.scroll_into_view_if_needed()
+        expect(start).to_be_in_viewport(ratio=1)
+
+        start.click()
+        expect(page.locator(".phase-peek")).to_be_visible()
+        check("peek")
+        for c in bots.clients:
+            bots.run(c.ready())
+        page.locator('[data-key="ready"]').click()
+        expect(page.locator(".phase-play")).to_be_visible()
+        expect(page.locator(".seat")).to_have_count(7)
+        page.wait_for_timeout(450)  # the deal's cards in flight
+        check("table")
+        one_line(".table .bar")
+        if seats := seat_problems(page):
+            found["table's seats"] = seats
+
+        # The page calls Crisp after its first turn; the others play on until the round is over.
+        for c in bots.clients:
+            bots.spawn(play_turns(c))
+        draw = page.locator('[data-key="act-draw"]')
+        expect(draw).to_be_enabled(timeout=60_000)
+        draw.click()
+        expect(page.locator('[data-key="act-discard"]')).to_be_enabled()
+        check("holding", small=False)
+        page.locator('[data-key="act-discard"]').click()
+        crisp = page.locator('[data-key="crisp"]')
+        expect(crisp).to_be_visible()
+        check("crisp-window", small=False)
+        expect(crisp).to_be_enabled()
+        crisp.click()
+        page.locator('[data-key="leave"]').click()
+        expect(page.locator("dialog.confirm")).to_be_visible()
+        check("table-dialog", controls=False, small=False)
+        page.locator('[data-key="confirm-cancel"]').click()
+        expect(page.locator(".overlay.results")).to_be_visible(timeout=90_000)
+        page.wait_for_timeout(400)
+        check("results")
+        assert found == {}, "\n".join(f"{screen}: {problems}" for screen, problems in found.items())
+    finally:
+        context.close()
+        if bots is not None:
+            bots.close()
