@@ -184,7 +184,7 @@ def test_the_picker_names_each_language_in_itself(browser: Browser, base: str, s
         assert page.locator(".table .bar").evaluate(page_check("one_line")) == [], "the bar on one line"
         pick(page, "en")
         expect(page.locator(".bar .lang-shown")).to_have_text("EN")
-        expect(page.locator('[data-key="act-draw"]')).to_have_text("Draw")
+        expect(page.locator('.bar [data-key="leave"]')).to_have_text("Leave")
     finally:
         context.close()
         if bots is not None:
