@@ -126,6 +126,14 @@ def test_the_first_preferred_language_the_client_speaks_wins(browser: Browser, b
         context.close()
 
 
+#: The page's connection lost, as its state says it while it reconnects (the socket itself stays).
+OFFLINE = """async () => {
+  const { app, actions } = await import("/js/state.js");
+  app.status = "reconnecting";
+  actions.render();
+}"""
+
+
 def pick(page: Page, lang: str) -> None:
     """Pick ``lang`` as a finger does: the list has the focus, then the choice."""
     page.locator('[data-key="lang"]').focus()
@@ -182,8 +190,12 @@ def test_the_picker_names_each_language_in_itself(browser: Browser, base: str, s
         expect(page.locator(".bar .lang-shown")).to_have_text(other.upper())
         page.screenshot(path=str(shots / f"picker-table-{other}-{theme}-360x640.png"), clip=TOP)
         assert page.locator(".table .bar").evaluate(page_check("one_line")) == [], "the bar on one line"
+        # While the connection is away the controls that talk to the server wait; the language does not.
+        page.evaluate(OFFLINE)
+        expect(page.locator('.bar [data-key="leave"]')).to_be_disabled()
         pick(page, "en")
         expect(page.locator(".bar .lang-shown")).to_have_text("EN")
+        page.evaluate(OFFLINE.replace('"reconnecting"', '"online"'))
         expect(page.locator('.bar [data-key="leave"]')).to_have_text("Leave")
     finally:
         context.close()
