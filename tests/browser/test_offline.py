@@ -121,7 +121,7 @@ def test_the_worker_keeps_the_shell_and_shows_the_offline_page(browser: Browser,
         expect(page.get_by_text(line)).to_be_visible()
         assert page.evaluate(SHOWN) == [lang], lang
         assert page.evaluate("document.documentElement.lang") == lang
-    page.screenshot(path=str(shots / "offline-dark-fr.png"))
+        page.screenshot(path=str(shots / f"offline-dark-{lang}.png"))
     # ... else the first of the browser's preferred languages the app speaks, the region ignored; else English.
     page.evaluate("localStorage.setItem('crisp.lang', 'xx')")  # no language of the app: as none chosen
     for preferred, lang in [(["pt-BR", "nl-BE", "fr-FR"], "nl"), (["es-MX"], "es"), (["pt-BR", "ja"], "en")]:
