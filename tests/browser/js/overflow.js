@@ -3,7 +3,8 @@
 // the nearest box that clips), and against the screen's width. A word that sticks out of its button, a label
 // cut by its box, a line running off the screen: each is a problem. Boxes that scroll (the results' lists)
 // are left to fits.js; so is a text without a letter (an emoji, a count) off the screen: no language wrote
-// it. Player names are the players' own and shortened on purpose (fits.js checks they keep 6 letters).
+// it. Player names are the players' own and shortened on purpose (fits.js checks they keep 6 letters); a
+// card's face is drawn the same in every language (its rank's glyph may touch its corner's edge).
 () => {
   const BOX = "button, a, summary, label, select, th, td, li, p, h1, h2, h3, dialog, .badge, .code-badge, .prompt, .clock";
   const problems = [];
@@ -19,7 +20,7 @@
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const el = n.parentElement;
-    if (!n.textContent.trim() || !el || el.closest("script, style, noscript, option, .sr-only, .seat-name, .my-name")) continue;
+    if (!n.textContent.trim() || !el || el.closest("script, style, noscript, option, .sr-only, .seat-name, .my-name, .card")) continue;
     if (!el.closest("#app, dialog, .toast.show, .status.show")) continue;
     const s = getComputedStyle(el);
     if (s.visibility !== "visible" || el.closest("[hidden]")) continue;
