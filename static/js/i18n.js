@@ -7,8 +7,9 @@ import en from "./lang/en.js";
 
 const LANG_KEY = "crisp.lang";
 
-/** The languages the client speaks, each named in itself. */
-export const LANGUAGES = { en: "English", de: "Deutsch", fr: "Français", es: "Español" };
+/** The languages the client speaks, each named in itself, in the picker's order; each has its catalog,
+ * lang/<code>.js (a test holds the two to the same set). */
+export const LANGUAGES = { en: "English", de: "Deutsch", fr: "Français", es: "Español", it: "Italiano", nl: "Nederlands" };
 
 const catalogs = { en };
 
@@ -21,6 +22,16 @@ function known(code) {
   return Object.hasOwn(LANGUAGES, code);
 }
 
+/** The first of `prefs` (BCP 47 tags, the browser's preferred languages) that the client speaks, the region
+ * ignored ("fr-CA" is French); English if none. offline.html chooses the same way. */
+export function preferredLang(prefs) {
+  for (const p of prefs) {
+    const code = String(p).split(/[-_]/)[0].toLowerCase();
+    if (known(code)) return code;
+  }
+  return "en";
+}
+
 /** The remembered choice, else the first of the browser's preferred languages that the client speaks. */
 function initialLang() {
   try {
@@ -29,12 +40,7 @@ function initialLang() {
   } catch {
     /* no storage */
   }
-  const prefs = navigator.languages?.length ? navigator.languages : [navigator.language || "en"];
-  for (const p of prefs) {
-    const code = String(p).slice(0, 2).toLowerCase();
-    if (known(code)) return code;
-  }
-  return "en";
+  return preferredLang(navigator.languages?.length ? navigator.languages : [navigator.language || "en"]);
 }
 
 let lang = initialLang();

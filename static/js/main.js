@@ -349,7 +349,7 @@ function render() {
   if (app.screen === "room" && (app.status !== "online" || app.unavailable)) {
     // Nothing sent now would arrive (or be accepted, while the server cannot save): every control that
     // talks to the server waits for the connection and the room.
-    for (const el of root.querySelectorAll("button:not([data-local]), select")) el.disabled = true;
+    for (const el of root.querySelectorAll("button:not([data-local]), select:not([data-local])")) el.disabled = true;
   }
   document.title = app.state?.room ? `Crisp · ${app.state.room.code}` : "Crisp";
   renderStatus();

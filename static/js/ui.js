@@ -2,7 +2,7 @@
 // a computer player's robot.
 
 import { h, svg } from "./dom.js";
-import { getLang, levelName, setLang, t } from "./i18n.js";
+import { LANGUAGES, getLang, levelName, setLang, t } from "./i18n.js";
 import { gameFor } from "./games.js";
 import { actions, app, effects } from "./state.js";
 
@@ -53,7 +53,7 @@ export function renderAt(when) {
   }, Math.max(0, when - performance.now()) + 20);
 }
 
-export async function switchLang(next = getLang() === "de" ? "en" : "de") {
+export async function switchLang(next) {
   await setLang(next);
   actions.langChanged(getLang());
   actions.render();
@@ -215,8 +215,44 @@ function toggleButton(key, text, pressed, toggle) {
   );
 }
 
-export function langButton(text = t("language")) {
-  return h("button", { class: "link", "data-key": "lang", "data-local": true, "aria-label": t("languageLabel"), onclick: () => switchLang() }, text);
+/** A globe, the sign of a language picker (the stroke in the text's colour). */
+function globe() {
+  const line = (d) => svg("path", { d });
+  return svg(
+    "svg",
+    { class: "globe", viewBox: "0 0 24 24", "aria-hidden": "true", focusable: "false" },
+    svg("circle", { cx: 12, cy: 12, r: 9.5 }),
+    line("M2.5 12h19M12 2.5c-3.2 3.4-3.2 15.6 0 19M12 2.5c3.2 3.4 3.2 15.6 0 19"),
+  );
+}
+
+/** The language picker: the current language as a link's word over a native list of every language of
+ * LANGUAGES (each named in itself, "Français"), which the phone shows its own way. `form`: "name" (the
+ * language's name: where a row has room), "globe" (a globe and its code, "FR": the home screen's and the
+ * lobby's row) or "code" (the code alone: the table's bar). Screen readers hear "Language" and the current
+ * one; a pick draws the screen again in it. */
+export function langPicker(form = "name") {
+  const current = getLang();
+  const select = h(
+    "select",
+    {
+      class: "lang-select",
+      "data-key": "lang",
+      "data-local": true,
+      "aria-label": t("languagePicker"),
+      title: t("languagePicker"),
+      onchange: (e) => switchLang(e.target.value),
+    },
+    Object.entries(LANGUAGES).map(([code, name]) => h("option", { value: code, lang: code, selected: code === current }, name)),
+  );
+  select.value = current;
+  return h(
+    "span",
+    { class: `link lang-picker ${form}` },
+    form === "globe" ? globe() : null,
+    h("span", { class: "lang-shown", lang: current, "aria-hidden": "true" }, form === "name" ? LANGUAGES[current] : current.toUpperCase()),
+    select,
+  );
 }
 
 /** Rules, language, sound and vibration: the home screen's and the lobby's top row. */
@@ -225,7 +261,7 @@ export function topButtons() {
     "div",
     { class: "top-buttons" },
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, t("howToPlay")),
-    langButton(),
+    langPicker("globe"),
     toggleButton("sound", t("soundState", effects.sound), effects.sound, () => effects.toggleSound()),
     "vibrate" in navigator ? toggleButton("vibrate", t("vibrationState", effects.vibrate), effects.vibrate, () => effects.toggleVibration()) : null,
   );

@@ -23,6 +23,11 @@ TIMEOUT = 15_000  # ms: generous for a shared 2-core machine
 #: Sizes the table must fit: small and large phones, and a desktop.
 SIZES = [(360, 640), (412, 915), (1280, 800)]
 
+#: The languages of the client: one catalog each in static/js/lang/ (English and German, and the others there).
+LANGUAGES = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "static" / "js" / "lang").glob("*.js"))
+#: The languages beside English and German, which the layout matrices cover in full: one pass each.
+OTHER_LANGUAGES = [lang for lang in LANGUAGES if lang not in ("en", "de")]
+
 
 def page_check(name: str) -> str:
     """A check the tests run in the page: a function in ``js/NAME.js`` (its opening comment dropped)."""

@@ -1,6 +1,6 @@
 """The installed app's service worker in Chromium: it takes over the page, keeps the client's files, shows the
-offline page (English or German) for a room link while the server is down, lets the app load again once it
-is back, and never stands between the page and the socket or the API."""
+offline page (in the language the app would speak) for a room link while the server is down, lets the app load
+again once it is back, and never stands between the page and the socket or the API."""
 
 from __future__ import annotations
 
@@ -34,6 +34,23 @@ async (n) => {
   return names.length === 1 && (await (await caches.open(names[0])).keys()).length === n;
 }
 """
+
+
+#: The offline page's first line in each language of the app.
+UNREACHABLE = {
+    "en": "The Crisp server cannot be reached right now.",
+    "de": "Der Crisp-Server ist gerade nicht erreichbar.",
+    "fr": "Le serveur de Crisp est injoignable pour le moment.",
+    "es": "No se puede acceder al servidor de Crisp en este momento.",
+    "it": "Il server di Crisp non è raggiungibile in questo momento.",
+    "nl": "De Crisp-server is op dit moment niet bereikbaar.",
+}
+#: The browser's preferred languages, as the page will find them (``%`` a JSON list).
+LANGUAGES_SCRIPT = "Object.defineProperty(navigator, 'languages', { configurable: true, get: () => %s })"
+#: The browser's preferred languages, as the page will find them (``%`` a JSON list).
+LANGUAGES_SCRIPT = "Object.defineProperty(navigator, 'languages', { configurable: true, get: () => %s })"
+#: The languages of the offline page's sections on show.
+SHOWN = "() => [...document.querySelectorAll('section[lang]')].filter((s) => !s.hidden).map((s) => s.lang)"
 
 
 def shell_of(script: str) -> dict[str, Any]:
@@ -97,6 +114,23 @@ def test_the_worker_keeps_the_shell_and_shows_the_offline_page(browser: Browser,
     expect(page.get_by_text("Der Crisp-Server ist gerade nicht erreichbar.")).to_be_visible()
     expect(page.get_by_text("The Crisp server cannot be reached right now.")).to_be_hidden()
     page.screenshot(path=str(shots / "offline-dark-de.png"))
+    # Every language of the app: the player's choice ...
+    for lang, line in UNREACHABLE.items():
+        page.evaluate("lang => localStorage.setItem('crisp.lang', lang)", lang)
+        page.reload()
+        expect(page.get_by_text(line)).to_be_visible()
+        assert page.evaluate(SHOWN) == [lang], lang
+        assert page.evaluate("document.documentElement.lang") == lang
+        page.screenshot(path=str(shots / f"offline-dark-{lang}.png"))
+    # ... else the first of the browser's preferred languages the app speaks, the region ignored; else English.
+    page.evaluate("localStorage.setItem('crisp.lang', 'xx')")  # no language of the app: as none chosen
+    for preferred, lang in [(["pt-BR", "nl-BE", "fr-FR"], "nl"), (["es-MX"], "es"), (["pt-BR", "ja"], "en")]:
+        page.add_init_script(LANGUAGES_SCRIPT % json.dumps(preferred))
+        page.reload()
+        assert page.evaluate(SHOWN) == [lang], preferred
+        expect(page.get_by_text(UNREACHABLE[lang])).to_be_visible()
+    page.evaluate("localStorage.setItem('crisp.lang', 'de')")
+    page.reload()
 
     # Back again (the same port and data): "Try again" loads the app, and the room is still there.
     with server_process(tmp_path, port=port) as (again, _proc):

@@ -20,7 +20,7 @@ from crisp_server.engine import Options
 from crisp_server.settings import Settings
 from crisp_server.store.migrate import upgrade
 from crisp_server.store.store import Store
-from tests.browser.harness import fits, open_page, page_check, watch
+from tests.browser.harness import OTHER_LANGUAGES, fits, open_page, page_check, watch
 from tests.e2e.procs import server_process
 from tests.store.games import StoredGame, store_played
 
@@ -399,6 +399,8 @@ READABLE = [
     (320, 568, "en-GB", True, "eight"),
     (412, 915, "de-DE", True, "eight"),
 ]
+#: Each other language of the client (a catalog in static/js/lang/), once: eight players at 360x640.
+READABLE += [(360, 640, lang, i % 2 == 0, "eight") for i, lang in enumerate(OTHER_LANGUAGES)]
 
 
 @pytest.mark.parametrize("case", READABLE, ids=lambda c: "-".join(map(str, c)))

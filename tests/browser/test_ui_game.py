@@ -207,10 +207,10 @@ def test_three_phones_play_a_whole_game(browser: Browser, base: str, shots: Path
         ana.click("act-discard")
         # The table's story follows a switch of the language at once, the lines already told included.
         expect(ana.page.locator(".event-line")).to_contain_text("You discarded")
-        ana.click("lang")
+        ana.page.locator('[data-key="lang"]').select_option("de")
         expect(ana.page.locator(".event-line")).to_contain_text("Du hast")
         expect(ana.page.locator(".event-line")).not_to_contain_text("You discarded")
-        ana.click("lang")
+        ana.page.locator('[data-key="lang"]').select_option("en")
         expect(ana.page.locator(".event-line")).to_contain_text("You discarded")
         ben.click("act-draw")
         ben.click("act-discard")

@@ -4,12 +4,12 @@
 // and its flights, and tells each step in the live game's words (lines.js).
 
 import { h } from "../dom.js";
-import { getLang, t } from "../i18n.js";
+import { t } from "../i18n.js";
 import { gameFor } from "../games.js";
 import { replayLine } from "../lines.js";
 import { fly, flightsFor, positions } from "../motion.js";
 import { actions, effects } from "../state.js";
-import { langButton, renderAt, toast } from "../ui.js";
+import { langPicker, renderAt, toast } from "../ui.js";
 import { callerText } from "./results.js";
 import { roundLabel, tableScreen } from "./table.js";
 
@@ -270,7 +270,7 @@ function replayBar(data, r) {
     roundLabel(r),
     h("span", { class: "spacer" }),
     sharePanel(data),
-    langButton(getLang() === "de" ? "EN" : "DE"),
+    langPicker("code"),
     h("a", { class: "link", href: "/", "data-key": "home" }, t("replayHome")),
   );
 }
@@ -382,7 +382,7 @@ function messageScreen(text, retry) {
   return h(
     "section",
     { class: "screen replay replay-message" },
-    h("div", { class: "top-buttons" }, langButton()),
+    h("div", { class: "top-buttons" }, langPicker()),
     h("header", { class: "hero" }, h("h1", { class: "logo" }, "Crisp"), h("p", { class: "tagline" }, t("replayTitle"))),
     h("p", { class: replay.loading ? "muted" : "notice", role: replay.loading ? "status" : "alert" }, text),
     retry ? h("button", { class: "primary big", "data-key": "retry", onclick: () => load(replay.pov) }, t("retry")) : null,

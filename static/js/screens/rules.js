@@ -3,7 +3,7 @@
 import { h } from "../dom.js";
 import { getLang, t } from "../i18n.js";
 import { rulesSection } from "../rules.js";
-import { closeRules, langButton } from "../ui.js";
+import { closeRules, langPicker } from "../ui.js";
 
 export function rulesScreen() {
   return h(
@@ -21,7 +21,7 @@ export function rulesScreen() {
         },
         `← ${t("back")}`,
       ),
-      langButton(),
+      langPicker(),
     ),
     rulesSection(getLang()),
   );

@@ -6,9 +6,9 @@
 
 import { cardFace, spoken } from "../cards.js";
 import { h } from "../dom.js";
-import { cardName, getLang, slotLabel, slotName, t } from "../i18n.js";
+import { cardName, slotLabel, slotName, t } from "../i18n.js";
 import { SLOTS, actions, app, clockIn, effects, hintMoment, mySeat, revealing } from "../state.js";
-import { confirmLeave, langButton, openRules, renderAt, ring, robot } from "../ui.js";
+import { confirmLeave, langPicker, openRules, renderAt, ring, robot } from "../ui.js";
 import { touched } from "../motion.js";
 import { effectSwitches } from "../effects.js";
 import { roundOverlay } from "./results.js";
@@ -175,7 +175,7 @@ function tableBar() {
     roundLabel(r),
     h("span", { class: "spacer" }),
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, "?", h("span", { class: "sr-only" }, t("howToPlay"))),
-    langButton(getLang() === "de" ? "EN" : "DE"),
+    langPicker("code"),
     effectSwitches(effects, render),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );
