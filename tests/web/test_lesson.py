@@ -114,8 +114,10 @@ async def walk(server: Harness, client: CrispClient, room: Room, until: int = le
 
 async def test_the_script_walks_through_a_real_room_and_every_step_matches_the_engine(server: Harness) -> None:
     client, room = await start(server)
-    assert [s["name"] for s in client.state["room"]["seats"]] == ["Ana", "Ada", "Alan"]
-    assert [s["bot"] for s in client.state["room"]["seats"]] == [None, "normal", "normal"]
+    assert client.state is not None
+    seats = client.state["room"]["seats"]
+    assert [s["name"] for s in seats] == ["Ana", "Ada", "Alan"]
+    assert [s["bot"] for s in seats] == [None, "normal", "normal"]
     assert room.fair[0].deck == DECK
     assert client.you["hints"] is False
     await walk(server, client, room)
