@@ -76,6 +76,10 @@ def check_step(page: Page, axe: Axe, name: str) -> None:
     assert page.locator("#lesson-prompt").inner_text().strip(), name
     assert page.locator("#lesson-live").inner_text().strip(), name  # announced to screen readers
     assert fits(page, controls=True) == [], name
+    axe_clean(page, axe, name)
+
+
+def axe_clean(page: Page, axe: Axe, name: str) -> None:
     results = axe.run(page)
     bad = [v for v in results.response["violations"] if v.get("impact") in ("serious", "critical")]
     found = [f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:5]}" for v in bad]
@@ -101,6 +105,8 @@ def test_the_whole_tutorial_by_tapping_only_where_it_points(browser: Browser, ba
     try:
         page.goto(base)
         expect(page.locator('[data-key="learn"]')).to_be_visible()
+        page.screenshot(path=str(SHOTS / f"lesson-{lang}-home.png"))
+        axe_clean(page, axe, "home")
         page.locator('[data-key="learn"]').click()
         taps = 1
         step = 0
@@ -206,14 +212,17 @@ def test_a_dropped_connection_resumes_the_tutorial_at_its_step(browser: Browser,
 
 def test_the_link_page_offers_the_tutorial_and_its_end_offers_the_room(browser: Browser, base: str) -> None:
     context, page = open_page(browser, 360, 640, "en-GB")
+    guest, other = open_page(browser, 360, 640, "en-GB", dark=True)  # another phone (its own storage)
     try:
         page.goto(base)
         page.fill("#name", "Host")
         page.locator('[data-key="create"]').click()
         expect(page.locator(".lobby")).to_be_visible()
+        # The host, waiting in the lobby, is offered the tutorial in a new tab.
+        expect(page.locator('[data-key="learn-waiting"][target="_blank"]')).to_be_visible()
         code = page.locator(".lobby .code-badge").first.inner_text().strip()
-        other = context.new_page()
         other.goto(f"{base}/r/{code}")
+        other.screenshot(path=str(SHOTS / "lesson-link-page.png"))
         other.locator('[data-key="learn-first"]').click()
         while not at_last_step(other):
             next_place(other)
@@ -227,3 +236,4 @@ def test_the_link_page_offers_the_tutorial_and_its_end_offers_the_room(browser: 
         assert other.url.endswith(f"/r/{code}")
     finally:
         context.close()
+        guest.close()

@@ -297,7 +297,7 @@ function learnCard() {
     { class: `card-panel learn${done ? " done" : ""}` },
     h("h2", {}, lt("learn")),
     h("p", { class: "muted small-print" }, done ? lt("learnDone") : lt("learnHint")),
-    h("a", { class: `button ${done ? "secondary" : "primary big"}`, href: learnHref(), "data-key": "learn" }, lt("learn")),
+    h("a", { class: `button big ${done ? "secondary" : "primary"}`, href: learnHref(), "data-key": "learn" }, lt("learn")),
   );
 }
 
@@ -423,10 +423,10 @@ export function homeScreen() {
     yourRooms(code, held),
     // A seat this device holds in the linked room needs no name: the way back comes first.
     mine && !gone ? [linkCard(code, mine), nameCard()] : [nameCard(), gone ? goneCard(code, gone) : code ? linkCard(code, null) : null],
-    lessonDone() ? null : learnCard(), // a newcomer's first way in
+    lessonDone() || code ? null : learnCard(), // a newcomer's first way in (a link's room card offers it too)
     practiceCard(),
     gone ? null : friendsCard(code), // the closed room's card offers a new room, and Home the code field
     recentGamesPanel(),
-    lessonDone() ? learnCard() : null,
+    lessonDone() || code ? learnCard() : null,
   );
 }
