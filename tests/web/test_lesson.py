@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from crisp_server.engine import Slot
@@ -274,3 +275,16 @@ async def test_leaving_a_lesson_closes_its_room(server: Harness) -> None:
     await server.advance(0)
     assert room.closed
     assert server.app.state.registry.get(room.code) is None
+
+
+async def test_the_tutorial_page_is_the_web_client(server: Harness) -> None:
+    async with httpx.AsyncClient(base_url=server.http) as http:
+        home = await http.get("/")
+        for path in ("/learn", "/learn?room=K7QMXT"):
+            page = await http.get(path)
+            assert page.status_code == 200
+            assert page.headers["content-type"].startswith("text/html")
+            assert page.text == home.text
+            head = await http.head(path)
+            assert head.status_code == 200
+            assert head.content == b""
