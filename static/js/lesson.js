@@ -184,6 +184,12 @@ function endButtons() {
   );
 }
 
+/** Back or Next: the explanation of a tap goes with the step it was about. */
+function go(type) {
+  app.lessonWrong = null;
+  actions.send({ type });
+}
+
 /** The lesson's panel: progress, the prompt (and why a tap was not taken), Back, Next, Skip; at the end, the
  * ways on. */
 export function lessonPanel() {
@@ -207,7 +213,7 @@ export function lessonPanel() {
         : [
             h(
               "button",
-              { class: "link lesson-back", "data-key": "lesson-back", disabled: !lesson.back, onclick: () => actions.send({ type: "lesson_back" }) },
+              { class: "link lesson-back", "data-key": "lesson-back", disabled: !lesson.back, onclick: () => go("lesson_back") },
               lt("back"),
             ),
             h("button", { class: "link lesson-skip", "data-key": "lesson-skip", "data-local": true, onclick: () => skip() }, lt("skip")),
@@ -220,7 +226,7 @@ export function lessonPanel() {
     last
       ? endButtons()
       : next
-        ? h("button", { class: "primary lesson-next", "data-key": "lesson-next", onclick: () => actions.send({ type: "lesson_next" }) }, lt("next"))
+        ? h("button", { class: "primary lesson-next", "data-key": "lesson-next", onclick: () => go("lesson_next") }, lt("next"))
         : null,
   );
 }
@@ -237,19 +243,39 @@ function wrongText(lesson) {
   return lt("wrongMove");
 }
 
-function guard(e) {
+/** The lesson, if a tap on `target` is one to explain: in a play area, not on the lesson's panel nor on the
+ * place the step points at. */
+function wrongTap(target) {
   const lesson = currentLesson();
-  const target = e.target instanceof Element ? e.target : null;
-  if (!lesson || !target || !target.closest(PLAY_AREAS) || target.closest(".lesson-panel")) return;
-  if (target.closest(".lesson-target")) {
-    app.lessonWrong = null;
-    return;
-  }
-  e.preventDefault();
-  e.stopImmediatePropagation();
+  if (!lesson || !(target instanceof Element) || !target.closest(PLAY_AREAS) || target.closest(".lesson-panel")) return null;
+  return target.closest(".lesson-target") ? null : lesson;
+}
+
+function explain(lesson) {
   app.lessonWrong = { index: lesson.index, current: lesson.current, text: wrongText(lesson) };
   actions.render();
 }
 
 // Before any control's own handler (capture on the document): the control never sees the tap.
-document.addEventListener("click", guard, true);
+document.addEventListener(
+  "click",
+  (e) => {
+    const lesson = wrongTap(e.target);
+    if (!lesson) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    explain(lesson);
+  },
+  true,
+);
+
+// A control that cannot be used now (the draw pile once drawn) gets no click: its tap is explained too.
+document.addEventListener(
+  "pointerup",
+  (e) => {
+    const control = e.target instanceof Element ? e.target.closest("button:disabled") : null;
+    const lesson = control ? wrongTap(control) : null;
+    if (lesson) explain(lesson);
+  },
+  true,
+);
