@@ -7,6 +7,7 @@ the tests move."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -288,3 +289,18 @@ async def test_the_tutorial_page_is_the_web_client(server: Harness) -> None:
             head = await http.head(path)
             assert head.status_code == 200
             assert head.content == b""
+
+
+CATALOGS = sorted((Path(__file__).resolve().parents[2] / "static" / "js" / "lang").glob("*.js"))
+
+
+@pytest.mark.parametrize("catalog", CATALOGS, ids=lambda p: p.stem)
+def test_every_catalog_has_a_text_for_every_step(catalog: Path) -> None:
+    """The client's prompt for a step is its catalog's ``lesson.steps[id]``: one for each step of the script."""
+    text = catalog.read_text(encoding="utf-8")
+    section = re.search(r"\n  lesson: \{\n(.*?)\n  \},\n", text, flags=re.DOTALL)
+    assert section is not None, f"{catalog.name} has no lesson section"
+    steps = re.search(r"\n    steps: \{\n(.*?)\n    \},", section.group(1), flags=re.DOTALL)
+    assert steps is not None, f"{catalog.name} has no lesson.steps"
+    ids = re.findall(r"^      (\w+): ", steps.group(1), flags=re.MULTILINE)
+    assert ids == [s.id for s in STEPS]
