@@ -58,7 +58,7 @@ class Publisher:
         state: RoomState,
         auto_timeout_at: Callable[[], int | None],
         subject: object,
-        lesson: Callable[[], dict[str, Any] | None] = lambda: None,
+        lesson: Callable[[], dict[str, Any] | None] = lambda: None,  # (no lesson: a part tested alone)
     ) -> None:
         self.state = state
         self._auto_timeout_at = auto_timeout_at
