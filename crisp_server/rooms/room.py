@@ -15,10 +15,9 @@ clock is "milliseconds since play started" (the peek is not counted).
 The room is an actor that owns parts, one module each, none of which imports this one or another part: the
 seats (``seating.py``), the table (``table.py``), the computer players (``computers.py``), the publisher
 (``publishing.py``), the lesson of a lesson room (``lesson.py``) and recovery (``recovery.py``). They share the
-room's data (``state.py``) and get what
-they need of each other through their constructors. The room keeps the mailbox, the write-ahead and the
-timer (``actor.py``), and dispatches each message to the part that handles it (the tables ``MESSAGES``, ``ANYONE`` and
-``MEMBERS`` at the end of this module, built once for every room).
+room's data (``state.py``) and get what they need of each other through their constructors. The room keeps the
+mailbox, the write-ahead and the timer (``actor.py``), and dispatches each message to the part that handles it
+(the tables ``MESSAGES``, ``ANYONE`` and ``MEMBERS`` at the end of this module, built once for every room).
 What drives a seat is a ``SeatDriver`` (``driver.py``)."""
 
 from __future__ import annotations
