@@ -208,16 +208,9 @@ export function lessonPanel() {
       "div",
       { class: "lesson-head" },
       h("span", { id: "lesson-progress", class: "lesson-progress" }, lt("progress", lesson.index + 1, lesson.count)),
-      last
-        ? null
-        : [
-            h(
-              "button",
-              { class: "link lesson-back", "data-key": "lesson-back", disabled: !lesson.back, onclick: () => go("lesson_back") },
-              lt("back"),
-            ),
-            h("button", { class: "link lesson-skip", "data-key": "lesson-skip", "data-local": true, onclick: () => skip() }, lt("skip")),
-          ],
+      h("button", { class: "link lesson-back", "data-key": "lesson-back", disabled: !lesson.back, onclick: () => go("lesson_back") }, lt("back")),
+      // The last step's own buttons end the tutorial.
+      last ? null : h("button", { class: "link lesson-skip", "data-key": "lesson-skip", "data-local": true, onclick: () => skip() }, lt("skip")),
     ),
     reviewing ? h("p", { class: "lesson-note" }, lt("reviewing")) : null,
     h("p", { id: "lesson-prompt", class: "lesson-prompt" }, prompt),
