@@ -204,6 +204,13 @@ def test_a_wrong_move_button_is_not_sent_and_back_rereads(browser: Browser, base
         page.screenshot(path=str(SHOTS / "lesson-back.png"))
         page.locator('[data-key="lesson-next"]').click()
         expect(page.locator('[data-key="slot-left"].lesson-target')).to_be_visible()
+        # Skip the tutorial: asked first, then home; its room is not offered back, nor marked finished.
+        page.locator('[data-key="lesson-skip"]').click()
+        page.locator('[data-key="confirm-ok"]').click()
+        expect(page.locator(".screen.home")).to_be_visible()
+        expect(page.locator(".your-rooms")).to_have_count(0)
+        assert page.evaluate("localStorage.getItem('crisp.lessonDone')") is None
+        expect(page.locator('[data-key="learn"]')).to_be_visible()
         assert errors == []
     finally:
         context.close()
