@@ -63,6 +63,8 @@ class Expect:
     drawn: str | None = None
     #: The learner's cards the step names: slot -> card.
     hand: dict[str, str] = field(default_factory=dict)
+    #: Other players' cards the step names: (seat, slot, card).
+    theirs: tuple[tuple[int, str, str], ...] = ()
     #: The seat whose crisp window is open, if one must be.
     window: int | None = None
     #: A King's extra moves left after the one under way.
@@ -100,7 +102,12 @@ STEPS: Final[tuple[Step, ...]] = (
     ),
     Step("others", "computers", Expect("play", turn=1, window=LEARNER), computers=_turn(1, None) + _turn(2, "middle")),
     _draw("draw_again", Expect("play", turn=LEARNER, window=2)),
-    Step("throw", "move", Expect("play", turn=LEARNER, drawn="8D"), {"type": "discard"}),
+    Step(
+        "throw",
+        "move",
+        Expect("play", turn=LEARNER, drawn="8D", hand={"left": "2H", "right": "3C"}),
+        {"type": "discard"},
+    ),
     Step("others_again", "computers", Expect("play", turn=1), computers=_turn(1, "left") + _turn(2, None)),
     _draw("draw_jack", _MINE),
     Step("jack", "move", Expect("play", turn=LEARNER, drawn="JH"), {"type": "jack"}),
@@ -120,7 +127,7 @@ STEPS: Final[tuple[Step, ...]] = (
     Step(
         "queen_done",
         "computers",
-        Expect("play", turn=1, hand={"middle": "5D"}),
+        Expect("play", turn=1, hand={"middle": "5D"}, theirs=((1, "right", "KD"),)),
         computers=_turn(1, "right") + _turn(2, None),
     ),
     _draw("draw_king", _MINE),

@@ -70,6 +70,8 @@ def check_engine(room: Room, step: Step) -> None:
         assert (r.turn, r.drawn) == (LEARNER, expect.drawn), step.id
     for slot, card in expect.hand.items():
         assert r.hands[LEARNER][Slot.parse(slot)] == card, (step.id, slot)
+    for seat, slot, card in expect.theirs:
+        assert r.hands[seat][Slot.parse(slot)] == card, (step.id, seat, slot)
     if expect.window is not None:
         assert game.can_call_crisp(expect.window), step.id
     if expect.extra_moves is not None:
