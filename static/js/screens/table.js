@@ -503,7 +503,8 @@ function peekPanel() {
     { class: "peek-panel", role: "region", "aria-labelledby": "peek-title" },
     // A spectator has no cards to remember: they are told what the players are doing.
     h("h2", { id: "peek-title" }, me === null ? t("peekTitleWatching") : t("peekTitle"), ends ? h("span", { class: "countdown peek-ends", dataset: { ends: String(ends) } }) : null),
-    h("p", {}, me === null ? t("peekHintWatching") : t("peekHint")),
+    // (A tutorial's prompt says it: its peek waits for Ready.)
+    you.lesson ? null : h("p", {}, me === null ? t("peekHintWatching") : t("peekHint")),
     me === null
       ? null
       : ready
