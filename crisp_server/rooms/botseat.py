@@ -115,3 +115,20 @@ class BotDriver:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+class LessonDriver:
+    """A computer player's seat in a lesson room: its moves are the lesson's (``lesson.py``), so what it is
+    sent needs no answer."""
+
+    lang = "en"
+
+    def __init__(self) -> None:
+        self.room: RoomHandle | None = None
+        self.origin: str | None = None
+
+    def send(self, data: bytes) -> None:
+        pass
+
+    def close(self, code: int, reason: str = "") -> None:
+        pass

@@ -20,7 +20,7 @@ from crisp_server.bots import Memory, hint
 from crisp_server.engine import Event
 from crisp_server.wire import protocol as p
 
-from .botseat import BOT_NAMES, STAND_IN_LEVEL, BotDriver
+from .botseat import BOT_NAMES, STAND_IN_LEVEL, BotDriver, LessonDriver
 from .driver import RoomHandle, SeatDriver
 from .messages import RoomError
 from .phase import GAME_PHASES, Phase
@@ -57,13 +57,17 @@ class Computers:
 
     # -- drivers ---------------------------------------------------------------------------------------
 
-    def _driver(self, level: str, *, stand_in: bool = False) -> BotDriver:
+    def _driver(self, level: str, *, stand_in: bool = False) -> SeatDriver:
         st = self.state
-        driver = BotDriver(level, st.clock, st.settings.bot_pause, stand_in=stand_in)
+        driver: BotDriver | LessonDriver
+        if st.lesson_step is not None:
+            driver = LessonDriver()  # a lesson plays its computer players' moves itself
+        else:
+            driver = BotDriver(level, st.clock, st.settings.bot_pause, stand_in=stand_in)
         driver.room = self._room
         return driver
 
-    def _seat_driver(self, seat: Seat, driver: BotDriver) -> None:
+    def _seat_driver(self, seat: Seat, driver: SeatDriver) -> None:
         st = self.state
         seat.conn = driver
         st.members[driver] = seat
@@ -89,7 +93,7 @@ class Computers:
     def people_here(self) -> bool:
         """Someone who is not a computer player is connected (a player or a spectator)."""
         st = self.state
-        return any(not isinstance(conn, BotDriver) for conn in st.members)
+        return any(not isinstance(conn, (BotDriver, LessonDriver)) for conn in st.members)
 
     # -- the lobby -------------------------------------------------------------------------------------
 
@@ -152,7 +156,7 @@ class Computers:
         st = self.state
         now = st.clock.now()
         for seat in st.seats:  # hints know what their person was shown from the first deal on
-            seat.memory = Memory() if st.practice and seat.bot is None else None
+            seat.memory = Memory() if st.practice and seat.bot is None and st.lesson_step is None else None
             if seat.conn is None and seat.bot is None:
                 seat.away_since = now  # away when the game starts: a stand-in may come for them too
 
@@ -227,8 +231,8 @@ class Computers:
 
     def hint(self, conn: SeatDriver, seat: Seat) -> None:
         st = self.state
-        if not st.practice or seat.bot is not None:
-            raise RoomError(p.ProtocolCode.NO_HINTS)
+        if not st.practice or seat.bot is not None or st.lesson_step is not None:
+            raise RoomError(p.ProtocolCode.NO_HINTS)  # (a lesson says what to do itself)
         if st.phase is not Phase.PLAY or st.paused:
             raise RoomError(p.ProtocolCode.WRONG_PHASE)
         if seat.memory is None:  # rebuilt after a restart: it knows what the table shows from now on

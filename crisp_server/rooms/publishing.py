@@ -49,12 +49,20 @@ class Publisher:
     part (room, table, clocks; encoded once) and the member's own part (``you``) with the events it may see.
 
     ``auto_timeout_at``: the round time at which the current move is timed out for a player who is away, if
-    any (``Table.auto_timeout_at``); ``subject``: what the taps (``taps.PUBLISHED``) are called with (the room).
+    any (``Table.auto_timeout_at``); ``subject``: what the taps (``taps.PUBLISHED``) are called with (the room);
+    ``lesson``: a lesson room's ``you.lesson`` for its learner (``Lesson.view``).
     """
 
-    def __init__(self, state: RoomState, auto_timeout_at: Callable[[], int | None], subject: object) -> None:
+    def __init__(
+        self,
+        state: RoomState,
+        auto_timeout_at: Callable[[], int | None],
+        subject: object,
+        lesson: Callable[[], dict[str, Any] | None] = lambda: None,  # (no lesson: a part tested alone)
+    ) -> None:
         self.state = state
         self._auto_timeout_at = auto_timeout_at
+        self._lesson = lesson
         self._subject = subject
         #: What ``room_state`` showed when it was last encoded, and that encoding (see ``_room_part``).
         self._room_key: tuple[Any, ...] | None = None
@@ -104,7 +112,7 @@ class Publisher:
         peek_ends_in = next_round_in = deadline_in = may_draw_in = window_closes_in = auto_timeout_in = None
         st = self.state
         phase = st.phase
-        if not st.paused:
+        if not st.paused and st.lesson_step is None:  # (a lesson's clock stands still while it waits)
             now = st.clock.now()
             if phase is Phase.PEEK:
                 if st.peek_ends is not None:
@@ -187,7 +195,7 @@ class Publisher:
         can = b"[]"
         hints = False
         if game is not None:
-            hints = bool(st.practice and seat.bot is None)
+            hints = bool(st.practice and seat.bot is None and st.lesson_step is None)
             r = game.round
             if r is not None and not r.ended:
                 card = drawn_card(game, index)
@@ -195,6 +203,8 @@ class Publisher:
                     can = orjson.dumps(choices(game, index))
         key = (index, index == st.host, hints)
         head, head_null, tail = _YOU_PARTS.get(key) or _you_parts(key)
+        if st.lesson_step is not None and seat.bot is None:
+            tail = b"".join((tail[:-1], b',"lesson":', orjson.dumps(self._lesson()), b"}"))
         if card is None:
             return b"".join((head_null, can, tail))
         return b"".join((head, orjson.dumps(card), b',"can":', can, tail))

@@ -71,6 +71,10 @@ class Recovery:
         st.saved = True
         options = dict(stored.options)
         st.stand_in = options.pop("stand_in", None)
+        lesson = options.pop("lesson", None)
+        if lesson is not None:
+            st.lesson_step, st.lesson_shown, st.lesson_done = lesson["step"], lesson["shown"], lesson["done"]
+            st.lesson_due = None  # the computer players' next move, if any, comes once the learner is back
         st.options = Options(**options)
         st.host = stored.host
         st.v_reserved = stored.v
@@ -96,6 +100,8 @@ class Recovery:
             st.game, st.record, st.game_id = game, sg.record, sg.id
             st.fair = [Fairness(salt, rr.deck) for salt, rr in zip(sg.salts, sg.record.rounds, strict=True)]
             r = game.round
+            if r is not None:
+                st.lesson_now = r.now  # (a lesson's clock: where its record stopped)
             if r is None or r.ended:
                 phase = Phase.GAME_OVER if game.game_over else Phase.ROUND_OVER
             elif phase not in (Phase.PEEK, Phase.PLAY):

@@ -14,10 +14,10 @@ clock is "milliseconds since play started" (the peek is not counted).
 
 The room is an actor that owns parts, one module each, none of which imports this one or another part: the
 seats (``seating.py``), the table (``table.py``), the computer players (``computers.py``), the publisher
-(``publishing.py``) and recovery (``recovery.py``). They share the room's data (``state.py``) and get what
-they need of each other through their constructors. The room keeps the mailbox, the write-ahead and the
-timer (``actor.py``), and dispatches each message to the part that handles it (the tables ``MESSAGES``, ``ANYONE`` and
-``MEMBERS`` at the end of this module, built once for every room).
+(``publishing.py``), the lesson of a lesson room (``lesson.py``) and recovery (``recovery.py``). They share the
+room's data (``state.py``) and get what they need of each other through their constructors. The room keeps the
+mailbox, the write-ahead and the timer (``actor.py``), and dispatches each message to the part that handles it
+(the tables ``MESSAGES``, ``ANYONE`` and ``MEMBERS`` at the end of this module, built once for every room).
 What drives a seat is a ``SeatDriver`` (``driver.py``)."""
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from .actor import Actor
 from .clock import Clock
 from .computers import Computers
 from .driver import SeatDriver
+from .lesson import Lesson
 from .messages import Abandon, Detach, Expire, Inbound, MoveAway, RoomError, RoomMessage, Shutdown, Tick
 from .phase import Fairness, Phase
 from .publishing import Publisher
@@ -88,9 +89,15 @@ class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
             tell_unavailable=lambda greeting, first: self.recovery.tell_unavailable(greeting, first=first),
         )
         # The parts, each given what it needs of the others (a lambda: of a part built below).
-        self.publisher = Publisher(st, auto_timeout_at=lambda: self.table.auto_timeout_at(), subject=self)  # noqa: PLW0108
+        self.publisher = Publisher(
+            st,
+            auto_timeout_at=lambda: self.table.auto_timeout_at(),  # noqa: PLW0108
+            subject=self,
+            lesson=lambda: self.lesson.view(),  # noqa: PLW0108
+        )
         self.computers = Computers(st, self.publisher, room=self, remove_seat=lambda s: self.seating.remove_seat(s))  # noqa: PLW0108
         self.table = Table(st, self.publisher.publish, self.actor.close, self.computers)
+        self.lesson = Lesson(st, self.table, self.publisher.publish, self.table.action)
         self.seating = Seating(
             st, self.publisher, self.table, room=self, close=self.actor.close, claimed=self.computers.claimed
         )
@@ -171,7 +178,15 @@ class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
                 self.actor.close()
 
     def _create(self, conn: SeatDriver, msg: p.Create) -> None:
-        """The room's creator sits down; with computer players, they sit down too and the game starts."""
+        """The room's creator sits down; with computer players, they sit down too and the game starts. A lesson
+        seats its two computer players and deals its own round."""
+        if msg.lesson:
+            self.state.lesson_step = 0
+            self.seating.join(conn, msg.name)
+            for _ in range(2):
+                self.computers.add_bot("normal")
+            self.table.start_game()
+            return
         self.seating.join(conn, msg.name)
         if msg.bots:
             for _ in range(msg.bots):
@@ -181,10 +196,11 @@ class Room(ABC):  # noqa: B024 (see below: nothing is abstract)
     def _tick(self) -> None:
         self.computers.stand_ins()
         self.table.tick()
+        self.lesson.tick()
 
     def _wake_at(self) -> int | None:
         """The clock instant at which the table next needs a tick, if any."""
-        return self.computers.wake_at(self.table.wake_at())
+        return self.lesson.wake_at(self.computers.wake_at(self.table.wake_at()))
 
     def _expire(self) -> None:
         if not self.computers.people_here():
@@ -391,7 +407,31 @@ def _set_lang(room: Room, conn: SeatDriver, msg: p.SetLang) -> None:
 
 
 def _action(room: Room, conn: SeatDriver, msg: Any) -> None:
-    room.table.action(conn, room.seating.seat_of(conn), msg)
+    seat = room.seating.seat_of(conn)
+    _played(room, seat, msg, lambda: room.table.action(conn, seat, msg))
+
+
+def _ready(room: Room, conn: SeatDriver, msg: p.Ready) -> None:
+    seat = room.seating.seat_of(conn)
+    _played(room, seat, msg, lambda: room.table.ready(seat))
+
+
+def _played(room: Room, seat: Seat, msg: Any, play: Callable[[], None]) -> None:
+    """Play a move (``ready`` too); in a lesson, the learner's only if it is the step's, which it ends."""
+    lesson = room.lesson
+    if not lesson.active or seat.bot is not None:
+        play()
+        return
+    lesson.check(msg)
+    play()
+    lesson.moved()
+
+
+def _lesson(room: Room, conn: SeatDriver) -> Lesson:
+    room.seating.seat_of(conn)  # a spectator's is refused as such
+    if not room.lesson.active:
+        raise RoomError(p.ProtocolCode.NOT_A_LESSON)
+    return room.lesson
 
 
 #: What the room does with each message posted to it (a suspended room: ``Recovery.while_suspended``); a
@@ -422,7 +462,7 @@ MEMBERS: dict[type, Command] = {
     p.SetLang: _set_lang,
     p.Leave: lambda room, conn, msg: room.seating.leave(conn),
     p.Sit: lambda room, conn, msg: room.seating.sit(conn, msg.name),  # a spectator's
-    p.Ready: lambda room, conn, msg: room.table.ready(room.seating.seat_of(conn)),
+    p.Ready: _ready,
     p.React: lambda room, conn, msg: room.table.react(room.seating.seat_of(conn), msg.emoji),
     p.Kick: lambda room, conn, msg: room.seating.kick(room.seating.seat_of(conn), msg.seat),
     p.SetOptions: _by_host(lambda room, msg: room.table.set_options(msg)),
@@ -432,5 +472,7 @@ MEMBERS: dict[type, Command] = {
     p.RemoveBot: _by_host(lambda room, msg: room.computers.remove_bot(msg.seat)),
     p.SetBotLevel: _by_host(lambda room, msg: room.computers.set_bot_level(msg.seat, msg.level)),
     p.HintMsg: lambda room, conn, msg: room.computers.hint(conn, room.seating.seat_of(conn)),
+    p.LessonNext: lambda room, conn, msg: _lesson(room, conn).next(),
+    p.LessonBack: lambda room, conn, msg: _lesson(room, conn).back(),
     **dict.fromkeys(p.ACTION_MESSAGES, _action),
 }

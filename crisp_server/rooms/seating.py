@@ -45,6 +45,8 @@ class Flow(Protocol):
 
     def after_play(self, events: list[Event], room_events: list[dict[str, Any]]) -> None: ...
 
+    def abandon(self) -> None: ...
+
 
 class Seating:
     """Who sits where and may do what: join, resume (a seat token), watch, leave, kick, the host and its
@@ -240,6 +242,9 @@ class Seating:
         everyone_left = all(s is seat or s.left or s.bot is not None for s in st.seats)
         if everyone_left and st.phase is Phase.GAME_OVER:
             self._close()  # the game has ended and is kept: nobody is left to start another
+            return
+        if everyone_left and st.lesson_step is not None:
+            self._table.abandon()  # a lesson left (skipped, or done): nobody comes back to it
             return
         if everyone_left:
             # The last person leaves mid-game: the game waits where it stands, as when everyone is away, for

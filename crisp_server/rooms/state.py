@@ -48,6 +48,15 @@ class RoomState:
         self.stand_in: int | None = None
         #: Every seat but one is a computer player's: hints are offered to that one person.
         self.practice = False
+        #: A lesson room (``lesson.py``): the learner's step in ``lesson_script.STEPS`` (``None``: not a lesson),
+        #: the step shown (below it while an earlier one is read again), the computer players' moves of the step
+        #: already played, the lesson's engine clock (round time: it stands still while the lesson waits for its
+        #: learner) and when the computer players' next move is due (clock instant; ``None``: at once).
+        self.lesson_step: int | None = None
+        self.lesson_shown = 0
+        self.lesson_done = 0
+        self.lesson_now = 0
+        self.lesson_due: int | None = None
         self.game: Game | None = None
         self.record: Record | None = None
         self.game_id: str | None = None
@@ -89,6 +98,9 @@ class RoomState:
     def save_room(self) -> None:
         """Save the lobby: the phase, the host, the options and the seats."""
         self.practice = len(self.seats) >= 2 and sum(1 for s in self.seats if s.bot is None) == 1
+        options: dict[str, object] = {**self.options.as_dict(), "stand_in": self.stand_in}
+        if self.lesson_step is not None:  # (in the room's options: nothing else has a place for it)
+            options["lesson"] = {"step": self.lesson_step, "shown": self.lesson_shown, "done": self.lesson_done}
         self.save(
             SaveRoom(
                 self.room_id,
@@ -96,7 +108,7 @@ class RoomState:
                 self.link,
                 self.phase.value,
                 self.host,
-                {**self.options.as_dict(), "stand_in": self.stand_in},
+                options,
                 tuple(SeatData(s.name, s.token_hash, s.left, s.connected_at, s.bot) for s in self.seats),
             )
         )

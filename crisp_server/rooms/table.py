@@ -27,7 +27,7 @@ from crisp_server.engine import Code as RuleCode
 from crisp_server.store.operations import AddResume, AppendAction, FinishGame, SetClock, StartGame, StartRound
 from crisp_server.wire import protocol as p
 
-from . import luck
+from . import lesson_script, luck
 from .driver import SeatDriver
 from .messages import RoomError
 from .phase import GAME_PHASES, Fairness, Phase
@@ -69,6 +69,8 @@ class Table:
 
     def round_now(self) -> int:
         st = self.state
+        if st.lesson_step is not None:
+            return st.lesson_now  # a lesson's clock: it stands still while the lesson waits for its learner
         assert st.round_zero is not None
         return st.clock.now() - st.round_zero
 
@@ -91,6 +93,8 @@ class Table:
         st = self.state
         if st.paused or st.suspended:
             return None  # nobody is there to see it, or the database is down: no move times out
+        if st.lesson_step is not None:
+            return None  # a lesson moves its own clock (``Lesson``): nothing falls due by itself
         if st.phase is Phase.PEEK:
             return st.peek_ends
         if st.phase is Phase.ROUND_OVER:
@@ -166,6 +170,8 @@ class Table:
         r = game.round
         assert r is not None
         st.round_zero = now - r.now
+        if st.lesson_step is not None:
+            return []  # a lesson's clock stood still meanwhile: its move, its crisp window go on as they were
         events = game.resume()
         rr = record.rounds[-1]
         resume = Resume(len(rr.actions), r.now)
@@ -215,7 +221,8 @@ class Table:
         self._hooks.starting()
         st = self.state
         names = [s.name for s in st.seats]
-        first_dealer = luck.LUCK.randbelow(len(names))
+        lesson = st.lesson_step is not None
+        first_dealer = lesson_script.FIRST_DEALER if lesson else luck.LUCK.randbelow(len(names))
         st.game = Game(names, st.options, first_dealer)
         st.record = Record(st.options, tuple(names), first_dealer, [])
         st.game_id = luck.LUCK.token_hex(8)
@@ -270,6 +277,8 @@ class Table:
         assert st.record is not None
         deck = list(FULL_DECK)
         luck.LUCK.shuffle(deck)
+        if st.lesson_step is not None:
+            deck = list(lesson_script.DECK)  # a lesson's deal is its own (still committed to, as any)
         fair = Fairness(luck.LUCK.token_hex(16), tuple(deck))
         st.fair.append(fair)
         st.record.rounds.append(RecordRound(fair.deck))
@@ -279,7 +288,7 @@ class Table:
         st.next_round_at = None
         st.peek_ends = st.clock.now() + int(st.settings.peek_seconds * 1000)
         for s in st.seats:
-            s.ready = s.left
+            s.ready = s.left or (st.lesson_step is not None and s.bot is not None)  # a lesson's computers wait
         assert st.game_id is not None
         st.save(StartRound(st.game_id, len(st.fair) - 1, fair.deck, fair.salt))
         st.save_room()

@@ -38,6 +38,9 @@ class Errors:
     not_a_bot: str
     no_hints: str
     nothing_to_hint: str
+    not_a_lesson: str
+    lesson_other_move: str
+    lesson_no_step: str
 
 
 @dataclass(frozen=True, slots=True)

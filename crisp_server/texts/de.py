@@ -31,6 +31,9 @@ TEXTS: Final = Texts(
         not_a_bot="Auf diesem Platz sitzt kein Computerspieler.",
         no_hints="Tipps gibt es nur in Übungsspielen gegen den Computer.",
         nothing_to_hint="Gerade gibt es nichts zu entscheiden: warte auf deinen Zug.",
+        not_a_lesson="Dieser Raum ist keine Lektion.",
+        lesson_other_move="Die Lektion wartet auf einen anderen Zug: mach, was ihr Hinweis zeigt.",
+        lesson_no_step="In diese Richtung hat die Lektion keinen Schritt.",
     ),
     rules=Rules(
         round_over="Die Runde ist vorbei.",

@@ -30,6 +30,9 @@ TEXTS: Final = Texts(
         not_a_bot="That seat is not a computer player.",
         no_hints="Hints are only for practice games against the computer.",
         nothing_to_hint="Nothing to decide right now: wait for your move.",
+        not_a_lesson="This room is not a lesson.",
+        lesson_other_move="The lesson waits for another move: do what its prompt shows.",
+        lesson_no_step="The lesson has no step that way.",
     ),
     rules=Rules(
         round_over="The round is over.",

@@ -31,6 +31,9 @@ TEXTS: Final = Texts(
         not_a_bot="En ese lugar no hay un jugador automático.",
         no_hints="Las pistas solo están disponibles en partidas de práctica contra la máquina.",
         nothing_to_hint="Ahora no hay nada que decidir: espera tu turno.",
+        not_a_lesson="Esta sala no es una lección.",
+        lesson_other_move="La lección espera otra jugada: haz lo que indica su mensaje.",
+        lesson_no_step="La lección no tiene ningún paso en esa dirección.",
     ),
     rules=Rules(
         round_over="La ronda terminó.",

@@ -32,6 +32,9 @@ TEXTS: Final = Texts(
         not_a_bot="Aucun joueur ordinateur n'occupe cette place.",
         no_hints="Les conseils sont réservés aux parties d'entraînement contre l'ordinateur.",
         nothing_to_hint="Rien à décider pour l'instant\u00a0: attends ton tour.",
+        not_a_lesson="Ce salon n'est pas une leçon.",
+        lesson_other_move="La leçon attend un autre coup\u00a0: fais ce que montre sa consigne.",
+        lesson_no_step="La leçon n'a pas d'étape dans ce sens.",
     ),
     rules=Rules(
         round_over="La manche est terminée.",

@@ -32,6 +32,9 @@ TEXTS: Final = Texts(
         not_a_bot="Su questo posto non c'è un giocatore controllato dal computer.",
         no_hints="I suggerimenti ci sono solo nelle partite di allenamento contro il computer.",
         nothing_to_hint="Ora non c'è niente da decidere: aspetta il tuo turno.",
+        not_a_lesson="Questa stanza non è una lezione.",
+        lesson_other_move="La lezione aspetta un'altra mossa: fai ciò che indica il suggerimento.",
+        lesson_no_step="La lezione non ha passi in quella direzione.",
     ),
     rules=Rules(
         round_over="Il round è finito.",

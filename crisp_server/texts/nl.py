@@ -31,6 +31,9 @@ TEXTS: Final = Texts(
         not_a_bot="Op die plaats zit geen computerspeler.",
         no_hints="Tips zijn er alleen in oefenspellen tegen de computer.",
         nothing_to_hint="Er valt nu niets te beslissen: wacht op je beurt.",
+        not_a_lesson="Deze kamer is geen les.",
+        lesson_other_move="De les wacht op een andere zet: doe wat de aanwijzing laat zien.",
+        lesson_no_step="De les heeft geen stap in die richting.",
     ),
     rules=Rules(
         round_over="De ronde is voorbij.",

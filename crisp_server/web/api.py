@@ -224,6 +224,11 @@ METRICS: Final[dict[int | str, dict[str, Any]]] = {
 JOIN_PAGE: Final[dict[int | str, dict[str, Any]]] = {
     200: _body("The web client, which opens the join screen for that room.", "text/html"),
 }
+LEARN_PAGE: Final[dict[int | str, dict[str, Any]]] = {
+    200: _body(
+        "The web client, which starts the tutorial (a lesson room; ?room=CODE: its end offers that room).", "text/html"
+    ),
+}
 REPLAY_PAGE: Final[dict[int | str, dict[str, Any]]] = {
     200: _body("The web client, which opens that finished game's replay (or says why it cannot).", "text/html"),
 }

@@ -13,7 +13,17 @@ from enum import Enum
 from typing import Annotated, Any, Final, Literal, cast
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from crisp_server.engine import Action, CallCrisp, Discard, Draw, Slot, Source, Swap, UseJack, UseKing, UseQueen
 from crisp_server.engine import Code as RuleCode
@@ -43,6 +53,14 @@ class Create(_In):
     #: A practice room: this many computer players of ``level`` sit down with the host, and the game starts.
     bots: Annotated[StrictInt, Field(ge=0, le=7)] = 0
     level: BotLevel = "normal"
+    #: A lesson room ("Learn to play"): the host and two computer players, on the lesson's deal and script.
+    lesson: StrictBool = False
+
+    @model_validator(mode="after")
+    def _lesson_alone(self) -> Create:
+        if self.lesson and (self.bots or "level" in self.model_fields_set):
+            raise ValueError("a lesson brings its own computer players: no bots or level with it")
+        return self
 
 
 class Join(_In):
@@ -166,6 +184,18 @@ class Rematch(_In):
     type: Literal["rematch"]
 
 
+class LessonNext(_In):
+    """A lesson: on to the next step (a step that is read, not one that waits for a move)."""
+
+    type: Literal["lesson_next"]
+
+
+class LessonBack(_In):
+    """A lesson: back to the previous step that is read, to read it again (the game stays where it is)."""
+
+    type: Literal["lesson_back"]
+
+
 class Sync(_In):
     """Ask for a snapshot (after a gap in ``v``, or on coming back to the page)."""
 
@@ -209,7 +239,9 @@ Inbound = Annotated[
     | AddBot
     | RemoveBot
     | SetBotLevel
-    | HintMsg,
+    | HintMsg
+    | LessonNext
+    | LessonBack,
     Field(discriminator="type"),
 ]
 ENTRY_MESSAGES: Final = (Create, Join, Resume, Watch)
@@ -264,6 +296,9 @@ class ProtocolCode(Enum):
     NOT_A_BOT = "not_a_bot"
     NO_HINTS = "no_hints"
     NOTHING_TO_HINT = "nothing_to_hint"
+    NOT_A_LESSON = "not_a_lesson"
+    LESSON_OTHER_MOVE = "lesson_other_move"
+    LESSON_NO_STEP = "lesson_no_step"
 
 
 ErrorCode = ProtocolCode | RuleCode

@@ -137,6 +137,20 @@ class Clocks(Out):
     auto_timeout_in: MsLeft | None = Field(description="when an away player's move will be played on")
 
 
+class Lesson(Out):
+    """A lesson room's step, as its learner reads it (``docs/protocol.md``: lessons)."""
+
+    step: str = Field(description="the id of the step shown")
+    index: int = Field(ge=0, description="the step shown, 0 first")
+    current: int = Field(ge=0, description="the step the lesson is at (above index while an earlier one is reread)")
+    count: int = Field(ge=1, description="how many steps the lesson has")
+    wait: Literal["next", "move", "computers"] = Field(
+        description="what the step shown waits for: lesson_next, the move in move, or the computer players"
+    )
+    move: Inbound | None = Field(description="the message the step waits for, as a client sends it; else null")
+    back: bool = Field(description="there is an earlier step to read again (lesson_back)")
+
+
 class You(Out):
     seat: SeatIndex | None = Field(description="null for a spectator")
     drawn_card: Card | None = Field(description="the card you drew from the draw pile (only you see it)")
@@ -144,6 +158,7 @@ class You(Out):
     spectator: bool
     host: bool
     hints: bool = Field(description="you may ask for a hint (a practice game: every other seat a computer player)")
+    lesson: Lesson = absent(description="only in a lesson room, to its learner")
 
 
 # -- messages ----------------------------------------------------------------------------------------

@@ -284,6 +284,13 @@ class AvailableEvent(Out):
     type: Literal["available"]
 
 
+class LessonStepEvent(Out):
+    """A lesson room: the step shown to its learner changed (``you.lesson`` has it)."""
+
+    type: Literal["lesson_step"]
+    index: int = Field(ge=0, description="the step shown now, 0 first")
+
+
 Event = Annotated[
     RoundStartedEvent
     | CardShownEvent
@@ -320,6 +327,7 @@ Event = Annotated[
     | BotRemovedEvent
     | BotLevelEvent
     | StandInEvent
-    | AvailableEvent,
+    | AvailableEvent
+    | LessonStepEvent,
     Field(discriminator="type"),
 ]

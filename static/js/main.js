@@ -16,6 +16,7 @@ import { rememberGames } from "./games.js";
 import { rulesScreen } from "./screens/rules.js";
 import { tableScreen } from "./screens/table.js";
 import { loadStandings } from "./standings.js";
+import { learnRoom, startLesson } from "./lesson.js";
 
 const PEEK_SHOW_MS = 4000; // a Jack's or Queen's peek stays visible this long
 const REVEAL_MS = 2200; // at a round's end every hand lies face up on the table this long before the results
@@ -79,6 +80,14 @@ function onMessage(msg) {
     case "left": {
       // The seat stays this player's during a game (the game waits for them if nobody else is there) and
       // after it while others stay; given up in the lobby, and with the room when the last one goes.
+      if (app.state?.you?.lesson) {
+        // The tutorial is over (done or skipped): its room closes; on to what its last screen offered.
+        const then = app.afterLesson;
+        app.afterLesson = null;
+        leaveRoom(null, false);
+        then?.();
+        break;
+      }
       leaveRoom(null, !["watch", "lobby", "overLast"].includes(leaveOutcome(app.state)));
       break;
     }
@@ -404,6 +413,11 @@ setInterval(tick, 250);
 // -- start -------------------------------------------------------------------------------------------
 
 async function start() {
+  if (location.pathname === "/learn") {
+    app.lessonRoom = learnRoom();
+    startLesson();
+    return;
+  }
   if (app.replayId) {
     app.screen = "replay";
     openReplay(app.replayId);

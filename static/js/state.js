@@ -38,6 +38,9 @@ export const app = {
   draftName: null, // the name field's text as typed (kept across redraws), null until typed in
   draftCode: "", // the room code field's text as typed
   revealUntil: 0, // page time until which a round's end shows every hand on the table, before the results
+  lessonWrong: null, // {index, current, text}: why the last tap in a lesson was not taken (lesson.js)
+  lessonRoom: "", // the room a tutorial was opened for (/learn?room=CODE): its end offers to join it
+  afterLesson: null, // what the tutorial's last screen chose, done once its room is left
 };
 
 export const effects = new Effects();

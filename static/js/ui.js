@@ -195,7 +195,9 @@ export async function confirmLeave() {
     overLast: t("leaveOverLastDetail"),
   }[outcome];
   const title = outcome === "watch" ? t("stopWatchingConfirm") : t("leaveConfirm");
-  if (await confirmDialog(title, detail, t("leave"))) actions.send({ type: "leave" });
+  // A tutorial left ends (its room closes): said as its own Skip says it.
+  const said = app.state?.you?.lesson ? t("lesson").skipDetail : detail;
+  if (await confirmDialog(title, said, t("leave"))) actions.send({ type: "leave" });
 }
 
 function toggleButton(key, text, pressed, toggle) {

@@ -1,4 +1,5 @@
-"""The web client's pages: the join page ``/r/{code}``, a finished game's replay ``/g/{game_id}``, and ``/``
+"""The web client's pages: the join page ``/r/{code}``, a finished game's replay ``/g/{game_id}``, the tutorial
+``/learn``, and ``/``
 when the static folder is missing (the static files themselves are mounted by ``create_app``)."""
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ def app_shell(request: Request, services: ServicesDep) -> Response:
 @router.get("/r/{code}", response_class=HTMLResponse, responses=api.JOIN_PAGE)
 async def join_page(request: Request, code: str, services: ServicesDep) -> Response:
     """The web client's page, which opens the join screen for the room ``code``."""
+    return app_shell(request, services)
+
+
+@router.get("/learn", response_class=HTMLResponse, responses=api.LEARN_PAGE)
+async def learn_page(request: Request, services: ServicesDep) -> Response:
+    """The web client's page, which starts the tutorial ("Learn to play": a lesson room, ``docs/protocol.md``);
+    with ``?room=CODE``, its last screen offers to join that room."""
     return app_shell(request, services)
 
 

@@ -8,6 +8,7 @@ import { recentGames, rememberGames } from "../games.js";
 import { forgetSession, loadSessions } from "../net.js";
 import { actions, app } from "../state.js";
 import { LEVELS, askName, closedRoomGames, goneGamesPanel, nameField, topButtons } from "../ui.js";
+import { learnHref, lessonDone, lt } from "../lesson.js";
 
 const enter = (message) => actions.enter(message);
 
@@ -190,6 +191,8 @@ function linkCard(code, mine) {
       ? h("p", { class: "muted" }, `${t("players")} (${room.players.length}/${MAX_SEATS}): ${room.players.join(", ")}`)
       : null,
     body,
+    // Before joining: the tutorial, whose end offers this room.
+    mine ? null : h("a", { class: "learn-first", href: learnHref(code), "data-key": "learn-first" }, lt("learnFirst")),
   );
 }
 
@@ -283,6 +286,18 @@ function friendsCard(code) {
       }),
       h("button", { class: "secondary", type: "submit", "data-key": "join-by-code", disabled: app.busy }, t("join")),
     ),
+  );
+}
+
+/** "Learn to play": the tutorial (/learn), first for a device that never finished it. */
+function learnCard() {
+  const done = lessonDone();
+  return h(
+    "div",
+    { class: `card-panel learn${done ? " done" : ""}` },
+    h("h2", {}, lt("learn")),
+    h("p", { class: "muted small-print" }, done ? lt("learnDone") : lt("learnHint")),
+    h("a", { class: `button big ${done ? "secondary" : "primary"}`, href: learnHref(), "data-key": "learn" }, lt("learn")),
   );
 }
 
@@ -408,8 +423,10 @@ export function homeScreen() {
     yourRooms(code, held),
     // A seat this device holds in the linked room needs no name: the way back comes first.
     mine && !gone ? [linkCard(code, mine), nameCard()] : [nameCard(), gone ? goneCard(code, gone) : code ? linkCard(code, null) : null],
+    lessonDone() || code ? null : learnCard(), // a newcomer's first way in (a link's room card offers it too)
     practiceCard(),
     gone ? null : friendsCard(code), // the closed room's card offers a new room, and Home the code field
     recentGamesPanel(),
+    lessonDone() || code ? learnCard() : null,
   );
 }

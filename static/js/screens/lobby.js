@@ -6,6 +6,7 @@ import { levelName, t } from "../i18n.js";
 import { actions, app } from "../state.js";
 import { standingsPanel } from "../standings.js";
 import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons } from "../ui.js";
+import { learnHref, lessonDone, lt } from "../lesson.js";
 
 const send = (message) => actions.send(message);
 
@@ -104,6 +105,10 @@ export function lobbyScreen() {
         )
       : h("p", { class: "muted center" }, t("waitingForHost", hostName)),
     !canStart && isHost ? h("p", { class: "muted center" }, t("needPlayers")) : null,
+    // Waiting, seated: the tutorial in a new tab (this one keeps the seat).
+    you.seat !== null && !lessonDone()
+      ? h("a", { class: "learn-first center", href: learnHref(), target: "_blank", rel: "noopener", "data-key": "learn-waiting" }, lt("learnWhileWaiting"))
+      : null,
     standingsPanel(),
     historyPanel(),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),

@@ -1,5 +1,6 @@
 // The end of a round and of the game: every hand, the points, the scores, the deck check, the rematch.
 
+import { lessonPanel } from "../lesson.js";
 import { cardFace } from "../cards.js";
 import { h } from "../dom.js";
 import { cardName, listOf, t } from "../i18n.js";
@@ -148,7 +149,9 @@ export function roundOverlay() {
     h(
       "div",
       { class: "results-foot" },
-      over
+      you.lesson
+        ? lessonPanel()
+        : over
         ? you.host
           ? h("button", { class: "primary big", "data-key": "rematch", onclick: () => send({ type: "rematch" }) }, t("rematch"))
           : h("p", { class: "muted" }, t("waitingRematch", room.seats[room.host]?.name ?? ""))

@@ -12,6 +12,7 @@ import { confirmLeave, langPicker, openRules, renderAt, ring, robot } from "../u
 import { touched } from "../motion.js";
 import { effectSwitches } from "../effects.js";
 import { roundOverlay } from "./results.js";
+import { lessonPanel, markTarget } from "../lesson.js";
 
 const REACTIONS = ["👍", "👏", "😂", "😮", "😬", "🤔", "🔥", "🍀"];
 
@@ -42,7 +43,7 @@ export function tableScreen(drawn = liveScene()) {
   shownNow.clear();
   const screen = h(
     "section",
-    { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}` },
+    { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}${you.lesson && scene.live ? " in-lesson" : ""}` },
     scene.live ? tableBar() : scene.bar,
     h("div", { class: "opponents", role: "list" }, order.map((s) => seatBox(s))),
     phase === "peek" ? peekPanel() : centerArea(r, me, myTurn),
@@ -58,13 +59,16 @@ export function tableScreen(drawn = liveScene()) {
         : null,
     // Reactions are for people: in a practice game (only computer players besides you) their row gives
     // its room to the hint.
-    me === null || you.hints || !scene.live ? null : reactionBar(),
+    me === null || you.hints || you.lesson || !scene.live ? null : reactionBar(),
+    // A lesson's prompt and buttons in their place; over the round's results, in the results' foot.
+    scene.live && you.lesson && !(ended && !reveal) ? lessonPanel() : null,
     // The round's end: every hand face up on the table for a moment, then the results over it.
     ended && !reveal && scene.live ? roundOverlay() : null,
     scene.foot,
   );
   for (const key of firstSeen.keys()) if (!shownNow.has(key)) firstSeen.delete(key);
   for (const key of hintedKeys()) screen.querySelector(`[data-key="${key}"]`)?.classList.add("hinted");
+  if (scene.live) markTarget(screen);
   return screen;
 }
 
@@ -499,7 +503,8 @@ function peekPanel() {
     { class: "peek-panel", role: "region", "aria-labelledby": "peek-title" },
     // A spectator has no cards to remember: they are told what the players are doing.
     h("h2", { id: "peek-title" }, me === null ? t("peekTitleWatching") : t("peekTitle"), ends ? h("span", { class: "countdown peek-ends", dataset: { ends: String(ends) } }) : null),
-    h("p", {}, me === null ? t("peekHintWatching") : t("peekHint")),
+    // (A tutorial's prompt says it: its peek waits for Ready.)
+    you.lesson ? null : h("p", {}, me === null ? t("peekHintWatching") : t("peekHint")),
     me === null
       ? null
       : ready

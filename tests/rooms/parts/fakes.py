@@ -122,6 +122,9 @@ class Flow:
     def after_play(self, events: list[Event], room_events: list[dict[str, Any]]) -> None:
         self.calls.append("after_play")
 
+    def abandon(self) -> None:
+        self.calls.append("abandon")
+
 
 class Hooks:
     """The computer players as the table sees them: records each call, with the phase it came in."""
