@@ -333,7 +333,7 @@ export default {
         "Wertung",
         [
           "Jeder bekommt die Summe seiner Karten als Punkte. Wer Crisp gerufen hat, bekommt −5 Punkte, wenn seine Summe niedriger ist als die aller anderen, sonst +5 Punkte (Gleichstand reicht nicht).",
-          "Die Punkte werden über die Runden addiert. Erreicht jemand die Punktegrenze (50, 100 oder 150 Punkte), endet das Spiel, und wer insgesamt die wenigsten Punkte hat, gewinnt.",
+          "Die Punkte werden über die Runden addiert. Erreicht jemand die Punktegrenze (50, 100 oder 150 Punkte), endet das Spiel, und wer insgesamt die wenigsten Punkte hat, gewinnt; bei Gleichstand teilen sich alle mit den wenigsten Punkten den Sieg.",
         ],
       ],
       [

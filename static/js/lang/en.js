@@ -330,7 +330,7 @@ export default {
         "Scoring",
         [
           "Everyone scores the sum of their cards. The caller gets −5 if their sum is lower than everyone else's, otherwise +5 (a tie is not enough).",
-          "Scores add up over the rounds. When someone reaches the score limit (50, 100 or 150), the game ends and the lowest total wins.",
+          "Scores add up over the rounds. When someone reaches the score limit (50, 100 or 150), the game ends and the lowest total wins; equal lowest totals share the win.",
         ],
       ],
       [

@@ -336,7 +336,7 @@ export default {
         "Puntuación",
         [
           "Cada jugador se anota la suma de sus cartas. Quien cantó Crisp recibe −5 si su suma es más baja que la de todos los demás; si no, +5 (empatar no basta).",
-          "Los puntos se acumulan ronda tras ronda. Cuando alguien llega al límite de puntos (50, 100 o 150), la partida termina y gana el total más bajo.",
+          "Los puntos se acumulan ronda tras ronda. Cuando alguien llega al límite de puntos (50, 100 o 150), la partida termina y gana el total más bajo; si hay empate, se comparte la victoria.",
         ],
       ],
       [

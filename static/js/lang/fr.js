@@ -356,7 +356,7 @@ export default {
         "Décompte",
         [
           "Chacun marque la somme de ses cartes. Le joueur qui a annoncé Crisp reçoit −5 si sa somme est plus basse que celle de tous les autres, sinon +5 (une égalité ne suffit pas).",
-          "Les points s’additionnent de manche en manche. Quand quelqu’un atteint la limite de points (50, 100 ou 150), la partie s’arrête et le plus petit total gagne.",
+          "Les points s’additionnent de manche en manche. Quand quelqu’un atteint la limite de points (50, 100 ou 150), la partie s’arrête et le plus petit total gagne ; à égalité, la victoire est partagée.",
         ],
       ],
       [

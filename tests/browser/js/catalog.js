@@ -6,7 +6,11 @@ async (code) => {
   const en = (await import("/js/lang/en.js")).default;
   const other = (await import(`/js/lang/${code}.js`)).default;
   const problems = [];
-  const PLACEHOLDER = /^(todo|tbd|fixme|xxx|tr|translate|\.\.\.|…|-|\?)$|\b(TODO|FIXME|TBD)\b|undefined|NaN|\[object |\$\{|\{\d\}|^\s|\s$/i;
+  // A whole text that is a placeholder in any case; marks and leaked values as written (case-sensitive, so
+  // that "maintenant" or "Todo" are words, not NaN or TODO).
+  const STUB = /^(todo|tbd|fixme|xxx|tr|translate|\.\.\.|…|-|\?)$/i;
+  const LEAK = /\b(TODO|FIXME|TBD)\b|undefined|\bNaN\b|\[object |\$\{|\{\d\}|^\s|\s$/;
+  const PLACEHOLDER = { test: (value) => STUB.test(value) || LEAK.test(value) };
   // Values as the client hands them on: names, numbers (plural forms: 0, 1, 2, 5, 21, 1.5 hours), switches.
   const names = ["Ana", "Ben", "Cem", "Dana"];
   const samples = [
@@ -21,6 +25,8 @@ async (code) => {
     [false, false, false, false],
     ["Ana", 3, "Ben", 2],
     [3, "Ana", 2, "Ben"],
+    // The lesson's texts take the computer players' names as one value ({a, b}: seats 1 and 2).
+    [{ a: "Ana", b: "Ben" }, 2, 3, 4],
   ];
   const text = (path, value, key) => {
     if (typeof value !== "string") problems.push(`${path}: ${typeof value}, not a text`);
