@@ -8,7 +8,7 @@ import en from "./lang/en.js";
 const LANG_KEY = "crisp.lang";
 
 /** The languages the client speaks, each named in itself. */
-export const LANGUAGES = { en: "English", de: "Deutsch", it: "Italiano" };
+export const LANGUAGES = { en: "English", de: "Deutsch", it: "Italiano", nl: "Nederlands" };
 
 const catalogs = { en };
 

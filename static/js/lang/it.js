@@ -13,7 +13,7 @@ function di(name) {
 
 /** A card's name with its article: "il 7 di cuori", "l’8 di fiori", "l’Asso di picche", "la Donna di quadri". */
 function il(card) {
-  if (/^(8|11|Asso)/.test(card)) return `l’${card}`;
+  if (/^(8|Asso)/.test(card)) return `l’${card}`;
   if (/^Donna/.test(card)) return `la ${card}`;
   return `il ${card}`;
 }
@@ -56,7 +56,7 @@ export default {
   discardPileShort: "Scarti",
   revealAll: "La mano è finita: tutte le carte scoperte.",
   revealCalled: (n) => `${n} ha chiamato Crisp: tutte le carte scoperte.`,
-  swapOrDiscardHint: "Tocca una tua carta per scambiarla, o scarta",
+  swapOrDiscardHint: "Scambia con una tua carta, o scarta",
   peekTitleWatching: "I giocatori guardano le loro carte",
   peekHintWatching: "Ognuno vede per pochi secondi la propria carta di sinistra e di destra. Si gioca quando tutti sono pronti.",
   gameEndedBy: (names, limit, k) => `${names} ${plural(k, { one: "ha", other: "hanno" })} raggiunto il limite di ${points(limit)}: la partita è finita.`,
