@@ -23,7 +23,7 @@ export default {
   tagline: "Il gioco di carte di memoria e bluff",
   nameNeeded: "Prima scrivi il tuo nome.",
   roomTitle: (code) => `Stanza ${code}`,
-  seatHeld: "Hai lasciato questa partita. Il tuo posto resta tuo: riprendilo quando vuoi.",
+  seatHeld: "Hai lasciato questa partita. Il tuo posto ti aspetta: riprendilo quando vuoi.",
   takeSeatBack: "Riprendi il tuo posto",
   withFriends: "Gioca con gli amici",
   orJoinCode: "Oppure entra in una stanza con il suo codice",
@@ -96,7 +96,7 @@ export default {
   off: "no",
   start: "Inizia la partita",
   waitingForHost: (name) => `In attesa che ${name} avvii la partita…`,
-  needPlayers: "Si gioca da 2 a 8 giocatori.",
+  needPlayers: "Servono da 2 a 8 giocatori.",
   leave: "Esci",
   leaveConfirm: "Uscire da questa stanza?",
   spectating: "Stai guardando",
@@ -306,7 +306,7 @@ export default {
   rules: {
     title: "Come si gioca",
     sections: [
-      ["Lo scopo", ["Ognuno ha tre carte coperte: a sinistra, al centro, a destra. Vince la somma più bassa. Crisp è un gioco di memoria e bluff per 2-8 giocatori con un mazzo di 52 carte."]],
+      ["Lo scopo", ["Ognuno ha tre carte coperte: a sinistra, al centro, a destra. Vince la somma più bassa. Crisp è un gioco di memoria e bluff da 2 a 8 giocatori con un mazzo di 52 carte."]],
       ["Il valore delle carte", ["L’Asso vale 1, le carte dal 2 al 9 il loro numero; 10, Fante, Donna e Re valgono 10.", "Un Fante, una Donna o un Re vale 10 solo quando è una delle tue tre carte."]],
       [
         "Inizio di una mano",
