@@ -14,6 +14,9 @@ function genitive(name) {
   return `${name}s`;
 }
 
+/** The card names that join their suit in one word ("hartenvrouw"). */
+const FACES = new Set(["Aas", "Boer", "Vrouw", "Heer"]);
+
 export default {
   and: "en", // joins the last two names of a list where Intl.ListFormat is missing
   tagline: "Het kaartspel van geheugen en bluf",
@@ -64,8 +67,7 @@ export default {
   join: "Meedoen",
   watch: "Kijken",
   howToPlay: "Spelregels",
-  language: "Deutsch",
-  languageLabel: "Sprache: Deutsch",
+  languagePicker: "Taal",
   lobby: "Wachtkamer",
   inviteFriends: "Nodig je vrienden uit",
   copyLink: "Link kopiëren",
@@ -177,8 +179,8 @@ export default {
   back: "Terug",
   cardNames: { A: "Aas", T: "10", J: "Boer", Q: "Vrouw", K: "Heer" },
   suitNames: { S: "schoppen", H: "harten", D: "ruiten", C: "klaveren" },
-  // "harten 7", but "schoppenaas", "hartenvrouw": a word joins its suit, a number stands apart.
-  cardName: (rank, suit) => (/^\d/.test(rank) ? `${suit} ${rank}` : `${suit}${rank.toLowerCase()}`),
+  // "harten 7", but "schoppenaas", "hartenvrouw": a face joins its suit in one word, a number stands apart.
+  cardName: (rank, suit) => (FACES.has(rank) ? `${suit}${rank.toLowerCase()}` : `${suit} ${rank}`),
   faceDown: "dicht",
   // The whole noun: Dutch writes "linkerkaart" in one word, "middelste kaart" in two.
   slotNames: { left: "linkerkaart", middle: "middelste kaart", right: "rechterkaart" },
@@ -354,5 +356,59 @@ export default {
         ],
       ],
     ],
+  },
+  // "Learn to play": the lesson's texts (see en.js). Each step's text is a function of the computer players' names.
+  lesson: {
+    learn: "Leer spelen",
+    learnHint: "Een begeleide ronde tegen twee computerspelers: elke regel, stap voor stap.",
+    learnDone: "Je hebt de uitleg afgerond. Doe hem opnieuw wanneer je wilt.",
+    learnWhileWaiting: "Wacht je op de anderen? Leer intussen het spel (opent in een nieuw tabblad: je plaats blijft).",
+    title: "Uitleg",
+    progress: (i, n) => `Stap ${i} van ${n}`,
+    reviewing: "Een eerdere stap: het spel wacht waar het was.",
+    next: "Volgende",
+    back: "Terug",
+    skip: "Uitleg overslaan",
+    skipDetail: "De uitleg stopt hier. Je kunt hem opnieuw beginnen op de startpagina.",
+    watching: (n) => `${n.a} en ${n.b} spelen: kijk mee.`,
+    wrongMove: "Niet die: tik op de gemarkeerde plek.",
+    wrongRead: "Lees eerst deze stap en tik dan op Volgende.",
+    wrongWait: "Even wachten: de computerspelers zijn bezig.",
+    wrongReview: "Je leest een eerdere stap: tik op Volgende om terug te gaan.",
+    refused: "De uitleg wacht op de zet die hij aanwijst: er is niets verloren.",
+    practice: "Speel tegen de computer",
+    friends: "Maak een kamer met vrienden",
+    joinRoom: (code) => `Naar kamer ${code}`,
+    home: "Startpagina",
+    steps: {
+      welcome: (n) => `Welkom! Je speelt één ronde tegen ${n.a} en ${n.b}. De laagste som van drie kaarten wint: Aas 1, 2 tot en met 10 wat erop staat, Boer, Vrouw en Heer 10.`,
+      peek: () => "Je linker- en rechterkaart zie je één keer: een 9 en een 3. Onthoud ze! De middelste blijft dicht. Tik op Klaar.",
+      draw: () => "Jouw beurt: tik op de trekstapel. Alleen jij ziet de kaart. (De host kan 30 tot 60 seconden per zet instellen; de uitleg wacht.)",
+      keep: () => "Een 2: houd hem. Tik op je linkerkaart, de 9: de 2 komt op die plek en de 9 gaat open op de aflegstapel.",
+      others: (n) => `Nu ${n.a}, dan ${n.b}. Na je beurt mag je 3 seconden lang Crisp roepen (de knop in het midden): nog niet.`,
+      draw_again: () => "Jouw beurt: trek een kaart. (Staat de host trekken van de aflegstapel toe, dan kun je ook de bovenste kaart daarvan pakken: hier niet.)",
+      throw: () => "Een 8: hoger dan je 2 en 3. Gooi hem weg: tik op Afleggen.",
+      others_again: (n) => `${n.a} en ${n.b} spelen weer.`,
+      draw_jack: () => "Jouw beurt: trek een kaart.",
+      jack: () => "Een Boer! Bekijk er één keer je middelste kaart mee.",
+      jack_seen: (n) => `Je middelste kaart is een Heer: 10 punten. Onthoud hem. Intussen spelen ${n.a} en ${n.b}.`,
+      draw_queen: () => "Jouw beurt: trek een kaart.",
+      queen: (n) => `Een Vrouw: ruil blind een van je kaarten met die van een ander. Tik op de Vrouw, dan op je Heer in het midden, dan op ${genitive(n.a)} rechterkaart.`,
+      queen_done: (n) => `${n.a} heeft nu je Heer en ziet hem (hij kwam rechts te liggen). De kaart die jij in het midden kreeg, blijft dicht.`,
+      draw_king: () => "Jouw beurt: trek een kaart.",
+      king: () => "Een Heer moet je spelen: hij geeft je twee extra zetten.",
+      extra_draw: () => "Eerste extra zet: trek een kaart.",
+      extra_keep: () => "Een Aas, 1 punt: tik op je rechterkaart, de 3, om te ruilen.",
+      extra_draw_again: () => "Tweede extra zet: trek een kaart.",
+      extra_throw: () => "Een 10: gooi hem weg.",
+      pile: (n) => `Raakt de trekstapel op, dan wordt de aflegstapel ongeschud omgedraaid als nieuwe trekstapel. ${n.a} en ${n.b} spelen.`,
+      draw_last: () => "Jouw beurt: trek een kaart.",
+      keep_last: () => "Een 2: leg hem in het midden, waar de Vrouw je een kaart gaf die je nooit hebt gezien.",
+      crisp: () => "2 + 2 + Aas = 5: vast de laagste. Roep Crisp! In een spel heb je na je beurt 3 seconden, en de volgende mag na 2 seconden trekken; de uitleg wacht.",
+      final_turns: (n) => `Crisp! ${n.a} en ${n.b} hebben elk nog één laatste beurt; jij speelt niet meer.`,
+      sums: () => "Alle kaarten liggen open. Jouw 5 is als enige de laagste: −5, dus 0 punten. Had iemand 5 of minder gehad, dan kreeg jij +5.",
+      game_end: () => "De punten tellen op, ronde na ronde. Haalt een totaal de grens (50, 100 of 150), dan eindigt het spel: het laagste totaal wint; wie samen het laagste totaal hebben, delen de winst.",
+      done: () => "Dat is Crisp! Speel tegen de computer of maak een kamer voor je vrienden.",
+    },
   },
 };
