@@ -163,7 +163,7 @@ export default {
   standingsWins: "Winst",
   standingsPoints: "Ptn",
   standingsPointsLong: "Punten",
-  standingsPlayed: "Spellen",
+  standingsPlayed: "Potjes",
   standingsPlayedLong: "Gespeelde spellen",
   standingsBest: "Beste",
   standingsBestLong: "Beste ronde",
