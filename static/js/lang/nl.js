@@ -82,7 +82,7 @@ export default {
   connected: "verbonden",
   away: "afwezig",
   leftGame: "vertrokken",
-  kick: "Verwijderen",
+  kick: "Eruit",
   kickLabel: (name) => `${name} uit de kamer verwijderen`,
   options: "Opties",
   scoreLimit: "Puntengrens",
