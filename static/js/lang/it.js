@@ -4,6 +4,7 @@ import { plurals } from "../plural.js";
 
 const plural = plurals("it");
 const minutes = (m) => `${m} ${plural(m, { one: "minuto", other: "minuti" })}`;
+const extraMoves = (k) => `${k} ${plural(k, { one: "mossa extra", other: "mosse extra" })}`;
 const points = (n) => `${n} ${plural(n, { one: "punto", other: "punti" })}`;
 
 /** "di" before a name, elided before a vowel: "d’Ada", "d’Edsger", but "di Ben". */
@@ -280,7 +281,7 @@ export default {
     swappedYou: (n, slot, c) => `Hai scambiato la tua carta ${slot} e scartato ${il(c)}.`,
     discardedYou: (n, c) => `Hai scartato ${il(c)}.`,
     jackYou: () => "Hai usato un Fante e guardato la tua carta centrale.",
-    kingYou: (n, k) => `Hai usato un Re: ${k} mosse extra.`,
+    kingYou: (n, k) => `Hai usato un Re: ${extraMoves(k)}.`,
     timedOutYou: (n, c) => `Il tuo tempo è scaduto (scartato ${il(c)}).`,
     crispYou: () => "Hai chiamato Crisp!",
     drewDiscard: (n, c) => `${n} ha preso ${il(c)} dagli scarti.`,
@@ -288,7 +289,7 @@ export default {
     discarded: (n, c) => `${n} ha scartato ${il(c)}.`,
     jack: (n) => `${n} ha usato un Fante e guardato la sua carta centrale.`,
     queen: (n, slot, t, tslot) => `${n} ha usato una Donna: la sua carta ${slot} per quella ${tslot} ${di(t)}.`,
-    king: (n, k) => `${n} ha usato un Re: ${k} mosse extra.`,
+    king: (n, k) => `${n} ha usato un Re: ${extraMoves(k)}.`,
     timedOut: (n, c) => `Il tempo ${di(n)} è scaduto (scartato ${il(c)}).`,
     pileTurned: "La pila degli scarti è stata girata: è il nuovo mazzo.",
     crisp: (n) => `${n} ha chiamato Crisp!`,

@@ -4,6 +4,7 @@ import { plurals } from "../plural.js";
 
 const plural = plurals("nl");
 const minutes = (m) => `${m} ${plural(m, { one: "minuut", other: "minuten" })}`;
+const extraMoves = (k) => `${k} ${plural(k, { one: "extra zet", other: "extra zetten" })}`;
 const points = (n) => `${n} ${plural(n, { one: "punt", other: "punten" })}`;
 
 /** A Dutch name in the possessive: "Ada’s", "Alans", "Hans’" (Taalunie: an apostrophe after a long vowel, only an
@@ -281,7 +282,7 @@ export default {
     swappedYou: (n, slot, c) => `Je hebt je ${slot} geruild en ${c} afgelegd.`,
     discardedYou: (n, c) => `Je hebt ${c} afgelegd.`,
     jackYou: () => "Je hebt met een Boer je middelste kaart bekeken.",
-    kingYou: (n, k) => `Je hebt een Heer gespeeld: ${k} extra zetten.`,
+    kingYou: (n, k) => `Je hebt een Heer gespeeld: ${extraMoves(k)}.`,
     timedOutYou: (n, c) => `Je tijd is om (${c} afgelegd).`,
     crispYou: () => "Je hebt Crisp geroepen!",
     drewDiscard: (n, c) => `${n} heeft ${c} van de aflegstapel gepakt.`,
@@ -289,7 +290,7 @@ export default {
     discarded: (n, c) => `${n} heeft ${c} afgelegd.`,
     jack: (n) => `${n} heeft met een Boer de eigen middelste kaart bekeken.`,
     queen: (n, slot, t, tslot) => `${n} heeft een Vrouw gespeeld: de eigen ${slot} tegen ${genitive(t)} ${tslot}.`,
-    king: (n, k) => `${n} heeft een Heer gespeeld: ${k} extra zetten.`,
+    king: (n, k) => `${n} heeft een Heer gespeeld: ${extraMoves(k)}.`,
     timedOut: (n, c) => `De tijd van ${n} is om (${c} afgelegd).`,
     pileTurned: "De aflegstapel is omgedraaid als nieuwe trekstapel.",
     crisp: (n) => `${n} heeft Crisp geroepen!`,
