@@ -380,7 +380,9 @@ export default {
     friends: "Crea una stanza con gli amici",
     joinRoom: (code) => `Entra nella stanza ${code}`,
     home: "Home",
-    you: "Tu",
+    // The learner's name when the device has none: it stands as a name in third-person sentences ("… ha
+    // chiamato Crisp"), where "Tu" would read wrong.
+    you: "Ospite",
     learnFirst: "Non conosci Crisp? Prima impara a giocare",
     steps: {
       welcome: (n) => `Una mano contro ${n.a} e ${n.b}. Vince la somma più bassa di tre carte: Asso 1, dal 2 al 10 il loro numero, Fante, Donna, Re 10.`,

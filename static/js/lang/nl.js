@@ -201,7 +201,7 @@ export default {
   turnPlay: (n) => `${n}: getrokken kaart spelen`,
   timeLeftLabel: "Resterende tijd voor deze zet",
   extraMovesToPlay: (k) => plural(k, { one: "Laatste extra zet", other: `Nog ${k} extra zetten` }),
-  finalTurnsLeft: (name, k) => `Crisp van ${name}: ${plural(k, { one: "laatste beurt", other: `nog ${k} beurten` })}`,
+  finalTurnsLeft: (name, k) => `${name} riep Crisp: ${plural(k, { one: "laatste beurt", other: `nog ${k} beurten` })}`,
   queenPickTheirsFor: (slot) => `Vrouw: je ${slot} is gekozen; kies nu een kaart van een ander`,
   picked: "gekozen",
   yourTotal: (n) => `Stand ${n}`,
