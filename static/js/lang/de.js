@@ -371,7 +371,7 @@ export default {
     friends: "Raum mit Freunden öffnen",
     joinRoom: (code) => `Raum ${code} beitreten`,
     home: "Startseite",
-    you: "Du",
+    you: "Gast", // the learner's seat name without a saved name: it reads right in third-person lines
     learnFirst: "Neu bei Crisp? Erst spielen lernen",
     steps: {
       welcome: (n) => `Eine Runde gegen ${n.a} und ${n.b}. Die kleinste Summe aus drei Karten gewinnt: Ass 1, 2 bis 10 wie gezeigt, B, D, K 10.`,

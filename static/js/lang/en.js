@@ -368,7 +368,7 @@ export default {
     friends: "Make a room with friends",
     joinRoom: (code) => `Join room ${code}`,
     home: "Home",
-    you: "You",
+    you: "You", // the learner's seat name without a saved name (each language picks one that reads right in third-person lines)
     learnFirst: "New to Crisp? Learn to play first",
     steps: {
       welcome: (n) => `One round against ${n.a} and ${n.b}. The lowest sum of three cards wins: Ace 1, 2 to 10 as shown, J, Q, K 10.`,

@@ -374,7 +374,7 @@ export default {
     friends: "Crear una sala con amigos",
     joinRoom: (code) => `Entrar en la sala ${code}`,
     home: "Inicio",
-    you: "Tú",
+    you: "Invitado",
     learnFirst: "¿No conoces Crisp? Aprende a jugar primero",
     steps: {
       welcome: (n) => `Una ronda contra ${n.a} y ${n.b}. Gana la suma más baja de tres cartas: as 1, del 2 al 10 lo que marcan, figuras 10.`,

@@ -394,7 +394,7 @@ export default {
     friends: "Créer un salon entre amis",
     joinRoom: (code) => `Rejoindre le salon ${code}`,
     home: "Accueil",
-    you: "Toi",
+    you: "Invité",
     learnFirst: "Tu découvres Crisp ? Apprends d’abord à jouer",
     steps: {
       welcome: (n) => `Une manche contre ${n.a} et ${n.b}. La plus petite somme de 3 cartes gagne : as 1, 2 à 10 leur valeur, figures 10.`,

@@ -343,7 +343,7 @@ export default {
         "Punteggio",
         [
           "Ognuno segna la somma delle sue carte. Chi ha chiamato Crisp riceve −5 se la sua somma è più bassa di quella di tutti gli altri, altrimenti +5 (il pareggio non basta).",
-          "I punti si sommano di mano in mano. Quando qualcuno arriva al punteggio limite (50, 100 o 150), la partita finisce e vince il totale più basso.",
+          "I punti si sommano di mano in mano. Quando qualcuno arriva al punteggio limite (50, 100 o 150), la partita finisce e vince il totale più basso; a pari merito si vince insieme.",
         ],
       ],
       [

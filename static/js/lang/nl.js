@@ -344,7 +344,7 @@ export default {
         "Punten",
         [
           "Iedereen krijgt de som van de eigen kaarten als punten. Wie Crisp riep, krijgt −5 als de eigen som lager is dan die van alle anderen, anders +5 (gelijkspel is niet genoeg).",
-          "De punten tellen op over de rondes. Haalt iemand de puntengrens (50, 100 of 150), dan eindigt het spel en wint het laagste totaal.",
+          "De punten tellen op over de rondes. Haalt iemand de puntengrens (50, 100 of 150), dan eindigt het spel en wint het laagste totaal; bij een gelijk laagste totaal delen ze de winst.",
         ],
       ],
       [
@@ -381,7 +381,7 @@ export default {
     friends: "Maak een kamer met vrienden",
     joinRoom: (code) => `Naar kamer ${code}`,
     home: "Startpagina",
-    you: "Jij",
+    you: "Gast",
     learnFirst: "Nieuw bij Crisp? Leer eerst spelen",
     steps: {
       welcome: (n) => `Eén ronde tegen ${n.a} en ${n.b}. De laagste som van drie kaarten wint: Aas 1, 2 tot en met 10 wat erop staat, Boer, Vrouw, Heer 10.`,
