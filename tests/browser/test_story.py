@@ -48,7 +48,7 @@ def test_a_player_who_leaves_mid_game_takes_the_seat_back(browser: Browser, base
         confirm(page, "Your moves time out at once until you come back")
         # Back on the room's page, the way back is offered at once, with the room's players as they are now.
         expect(page.get_by_role("button", name="Take your seat back")).to_be_visible()
-        expect(page.get_by_text("Players (3/8): Ana, Ben, Me")).to_be_visible()
+        expect(page.get_by_text("Players (3/8): Ana, Ben, and Me")).to_be_visible()
         # The home screen lists the room with the way back.
         page.goto(base)
         rooms = page.locator(".your-rooms")
@@ -102,7 +102,7 @@ def test_the_link_page_follows_its_room_live(browser: Browser, base: str, shots:
         expect(card).to_contain_text("Players (1/8): Ana")
         expect(card.get_by_role("button", name="Join", exact=True)).to_be_visible()
         bots.run(bots._seat(["Ben"], bots.code))
-        expect(card).to_contain_text("Players (2/8): Ana, Ben")  # no reload
+        expect(card).to_contain_text("Players (2/8): Ana and Ben")  # no reload
         bots.run(bots.host.start())
         expect(card.get_by_role("button", name="Watch")).to_be_visible()
         expect(card.get_by_role("button", name="Join", exact=True)).to_have_count(0)
@@ -285,7 +285,7 @@ def test_three_phones_leave_take_back_watch_and_sit_after_a_rematch(
         ben.get_by_label("Dein Name").fill("Ben")
         ben.get_by_role("button", name="Beitreten", exact=True).click()
         expect(ben.locator(".lobby")).to_be_visible()
-        expect(cem.locator(".link-room")).to_contain_text("Players (2/8): Ana, Ben")
+        expect(cem.locator(".link-room")).to_contain_text("Players (2/8): Ana and Ben")
         ana.get_by_role("button", name="Start the game").click()
         # Cem's page turns into Watch by itself; watching, Cem is not told to remember cards.
         cem.get_by_role("button", name="Watch").click()

@@ -70,6 +70,7 @@ export default {
   copied: "Kopiert!",
   qrAlt: "QR-Code zum Beitreten",
   players: "Spieler",
+  roomPlayers: (count, max, names) => `Spieler (${count}/${max}): ${names}`,
   host: "Gastgeber",
   you: "du",
   connected: "verbunden",

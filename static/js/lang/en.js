@@ -67,6 +67,7 @@ export default {
   copied: "Copied!",
   qrAlt: "QR code of the join link",
   players: "Players",
+  roomPlayers: (count, max, names) => `Players (${count}/${max}): ${names}`, // a room seen from its link page: how many sit, of how many seats, and who
   host: "Host",
   you: "you",
   connected: "connected",

@@ -72,6 +72,7 @@ export default {
   copied: "¡Copiado!",
   qrAlt: "Código QR del enlace para entrar",
   players: "Jugadores",
+  roomPlayers: (count, max, names) => `Jugadores (${count}/${max}): ${names}`,
   host: "Anfitrión",
   you: "tú",
   connected: "en línea",

@@ -91,6 +91,7 @@ export default {
   copied: "Copié !",
   qrAlt: "QR code du lien pour rejoindre",
   players: "Joueurs",
+  roomPlayers: (count, max, names) => `Joueurs (${count}/${max}) : ${names}`,
   host: "Hôte",
   you: "toi",
   connected: "en ligne",

@@ -79,6 +79,7 @@ export default {
   copied: "Copiato!",
   qrAlt: "Codice QR del link per entrare",
   players: "Giocatori",
+  roomPlayers: (count, max, names) => `Giocatori (${count}/${max}): ${names}`,
   host: "Host",
   you: "tu",
   connected: "online",

@@ -78,6 +78,7 @@ export default {
   copied: "Gekopieerd!",
   qrAlt: "QR-code van de link om mee te doen",
   players: "Spelers",
+  roomPlayers: (count, max, names) => `Spelers (${count}/${max}): ${names}`,
   host: "Host",
   you: "jij",
   connected: "verbonden",

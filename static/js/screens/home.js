@@ -3,7 +3,7 @@
 // started, and the seat this device may take back.
 
 import { h } from "../dom.js";
-import { levelName, t } from "../i18n.js";
+import { levelName, listOf, t } from "../i18n.js";
 import { recentGames, rememberGames } from "../games.js";
 import { forgetSession, loadSessions } from "../net.js";
 import { actions, app } from "../state.js";
@@ -188,7 +188,7 @@ function linkCard(code, mine) {
     { class: "card-panel link-room", "aria-live": "polite" },
     h("h2", {}, t("roomTitle", code)),
     room && room.players.length
-      ? h("p", { class: "muted" }, `${t("players")} (${room.players.length}/${MAX_SEATS}): ${room.players.join(", ")}`)
+      ? h("p", { class: "muted" }, t("roomPlayers", room.players.length, MAX_SEATS, listOf(room.players)))
       : null,
     body,
     // Before joining: the tutorial, whose end offers this room.
@@ -292,6 +292,16 @@ function friendsCard(code) {
 /** "Learn to play": the tutorial (/learn), first for a device that never finished it. */
 function learnCard() {
   const done = lessonDone();
+  if (!done) {
+    // A newcomer's card, above the practice game: its line and its button side by side, so that "Play now"
+    // stays in sight on a 360x640 phone.
+    return h(
+      "div",
+      { class: "card-panel learn newcomer" },
+      h("p", { class: "small-print" }, lt("learnHint")),
+      h("a", { class: "button primary", href: learnHref(), "data-key": "learn" }, lt("learn")),
+    );
+  }
   return h(
     "div",
     { class: `card-panel learn${done ? " done" : ""}` },
