@@ -262,7 +262,7 @@ def test_play_against_the_computer_starts_at_once_and_gives_hints(browser: Brows
         expect(page.locator(".hinted")).to_have_count(0)
         expect(hint).to_be_enabled()
         # The player switches to English at the table: the server's hint follows (not only the page's words).
-        me.tap("lang")
+        page.locator('[data-key="lang"]').select_option("en")
         expect(hint).to_have_text("💡 Hint")
         hint.click()
         expect(line).to_be_visible()
