@@ -144,6 +144,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("js/screens/replay.js", "Crisp"): "the game's name, as the logo",
     ("js/screens/lobby.js", "Crisp"): "the game's name, as the shared link's title",
     ("js/main.js", "Crisp"): "the game's name, as the tab's title",
+    ("js/screens/tv.js", "Crisp"): "the game's name, as the big screen's logo",
     ("js/main.js", "Crisp · {}"): "the game's name and the room's code, as the tab's title",
     ("js/screens/results.js", "Crisp"): "the call's name on a badge: the game's word in every language",
     ("js/screens/table.js", "Crisp"): "the call's name on a badge: the game's word in every language",

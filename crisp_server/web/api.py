@@ -224,6 +224,9 @@ METRICS: Final[dict[int | str, dict[str, Any]]] = {
 JOIN_PAGE: Final[dict[int | str, dict[str, Any]]] = {
     200: _body("The web client, which opens the join screen for that room.", "text/html"),
 }
+TV_PAGE: Final[dict[int | str, dict[str, Any]]] = {
+    200: _body("The web client, which shows that room's table on a big screen (a spectator's view).", "text/html"),
+}
 LEARN_PAGE: Final[dict[int | str, dict[str, Any]]] = {
     200: _body(
         "The web client, which starts the tutorial (a lesson room; ?room=CODE: its end offers that room).", "text/html"

@@ -5,6 +5,7 @@ import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 const SOUND_KEY = "crisp.sound";
+const BIG_SCREEN_SOUND_KEY = "crisp.tv.sound"; // a big screen's own switch: on unless turned off there
 const VIBRATE_KEY = "crisp.vibrate";
 const WARN_MS = 10000; // the own turn clock warns once at this much time left (the ring turns red then too)
 const BACKLOG_S = 1; // sounds wait for the one before; a sound that would wait longer than this is dropped
@@ -49,6 +50,7 @@ const MOVE_SOUNDS = { drew: "draw", swapped: "swap", discarded: "discard", timed
 
 export class Effects {
   constructor() {
+    this.soundKey = SOUND_KEY;
     this.sound = stored(SOUND_KEY);
     this.vibrate = stored(VIBRATE_KEY);
     this.audio = null;
@@ -64,15 +66,39 @@ export class Effects {
     // Sound left on from an earlier visit: the audio a page makes before its first tap starts suspended
     // (autoplay rules), and a tap lets it play.
     const wake = () => {
-      if (this.audio?.state === "suspended") this.audio.resume().catch(() => {});
+      if (this.audio?.state === "suspended") this.audio.resume().then(() => this.onAudio?.(), () => {});
     };
     document.addEventListener("pointerdown", wake, true);
     document.addEventListener("keydown", wake, true);
   }
 
+  /** A big screen plays the table's sounds unless turned off there (its own switch: a phone's is off by
+   * default). `onAudio` is called when the browser lets the page's audio play (after a first key or tap). */
+  bigScreen(onAudio) {
+    this.soundKey = BIG_SCREEN_SOUND_KEY;
+    this.sound = stored(BIG_SCREEN_SOUND_KEY, true);
+    this.onAudio = onAudio;
+    if (this.sound) this.openAudio();
+  }
+
+  /** Whether sound is on but the browser holds the page's audio until a first key press or tap. */
+  audioHeld() {
+    return this.sound && this.audio?.state === "suspended";
+  }
+
+  openAudio() {
+    try {
+      const Context = window.AudioContext ?? window.webkitAudioContext;
+      if (Context) this.audio ??= new Context();
+    } catch {
+      /* no audio: stay silent */
+    }
+    return this.audio;
+  }
+
   toggleSound() {
     this.sound = !this.sound;
-    store(SOUND_KEY, this.sound);
+    store(this.soundKey, this.sound);
     if (this.sound) this.play("on");
   }
 
@@ -137,10 +163,8 @@ export class Effects {
   play(name) {
     if (!this.sound) return;
     try {
-      const Context = window.AudioContext ?? window.webkitAudioContext;
-      if (!Context) return;
-      this.audio ??= new Context();
-      const ctx = this.audio;
+      const ctx = this.openAudio();
+      if (!ctx) return;
       const start = Math.max(ctx.currentTime + 0.01, this.busyUntil);
       if (start - ctx.currentTime > BACKLOG_S) return; // a burst of moves: no sounds long after them
       let end = start;
@@ -224,11 +248,12 @@ export function effectSwitches(effects, after) {
   ];
 }
 
-function stored(key) {
+function stored(key, byDefault = false) {
   try {
-    return localStorage.getItem(key) === "on";
+    const value = localStorage.getItem(key);
+    return value === null ? byDefault : value === "on";
   } catch {
-    return false; // no storage: off, as by default
+    return byDefault; // no storage: as by default
   }
 }
 

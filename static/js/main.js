@@ -17,6 +17,7 @@ import { rulesScreen } from "./screens/rules.js";
 import { tableScreen } from "./screens/table.js";
 import { loadStandings } from "./standings.js";
 import { learnRoom, startLesson } from "./lesson.js";
+import { TV_REVEAL_MS, tvScreen, watchOnTv } from "./screens/tv.js";
 
 const PEEK_SHOW_MS = 4000; // a Jack's or Queen's peek stays visible this long
 const REVEAL_MS = 2200; // at a round's end every hand lies face up on the table this long before the results
@@ -94,7 +95,8 @@ function onMessage(msg) {
     case "room_closed":
       net.stop();
       app.notice = t("roomGone");
-      goHome();
+      if (app.tv) tvClosed(t("roomGone"));
+      else goHome();
       break;
     case "restarting":
       toast(t("restarting"));
@@ -128,6 +130,10 @@ function onWelcome(msg) {
     msg.seat === null
       ? { type: "watch", room: msg.room, lang: getLang() }
       : { type: "resume", room: msg.room, token: app.session?.token, lang: getLang() };
+  if (app.tv) {
+    app.screen = "room";
+    return; // the big screen keeps its own address (/tv/CODE): a reload shows the table again
+  }
   if (location.pathname !== `/r/${msg.room}`) history.replaceState(null, "", `/r/${msg.room}`);
   // A link page that follows its room stays where it is until its reader joins (a seat) or taps Watch.
   if (app.following === msg.room && msg.seat === null) return;
@@ -148,6 +154,11 @@ function onError(msg) {
   app.busy = false;
   app.hintAsked = null; // an error may be the hint's answer (no_hints, nothing_to_hint, wrong_phase)
   const entryFailed = !app.welcome;
+  if (entryFailed && app.tv) {
+    // The big screen's room is not there (closed since, or a mistyped code): it says so, in large.
+    tvClosed(msg.code === "room_not_found" ? t("roomGone") : msg.message);
+    return;
+  }
   if (entryFailed && (msg.code === "bad_token" || msg.code === "room_not_found")) {
     const room = net.room;
     const held = room ? sessionFor(room) : null;
@@ -200,6 +211,16 @@ function leaveRoom(notice, kept = false) {
     });
 }
 
+/** The big screen's room is gone (`notice` says why): nothing to follow any more, nothing to keep awake. */
+function tvClosed(notice) {
+  net.stop();
+  app.state = null;
+  app.welcome = null;
+  app.tvGone = { notice };
+  effects.release();
+  render();
+}
+
 function goHome() {
   app.following = null;
   app.state = null;
@@ -239,7 +260,7 @@ function onState(msg) {
     if (phase === "round_over" || phase === "game_over") checkDeck(msg.room.fair);
     // The round's last moves were just seen: every hand turns face up on the table before the results.
     if (before.room.phase === "play" && (phase === "round_over" || phase === "game_over")) {
-      app.revealUntil = performance.now() + REVEAL_MS;
+      app.revealUntil = performance.now() + (app.tv ? TV_REVEAL_MS : REVEAL_MS);
       renderAt(app.revealUntil);
     }
     // A deal starts the table's story over: the lobby's comings and goings, or the last round's moves and
@@ -253,7 +274,7 @@ function onState(msg) {
   effects.hear(msg.events || [], msg.you.seat, phase);
   const where = positions(); // the cards as they are on screen before this update is drawn
   const flights = flightsFor(msg.events || [], msg.you.seat, msg.you.drawn_card);
-  if (phase !== "lobby" && app.screen === "room") effects.keepAwake();
+  if ((phase !== "lobby" || app.tv) && app.screen === "room") effects.keepAwake();
   else effects.release();
   if (!before && (phase === "round_over" || phase === "game_over")) checkDeck(msg.room.fair);
   render();
@@ -291,6 +312,9 @@ function onEvent(e, before) {
       break;
     case "round_ended":
       app.peeks = {};
+      break;
+    case "crisp_called":
+      app.crispFlash = { seat: e.seat, until: performance.now() + 3000 };
       break;
     case "reaction":
       app.reactions.push({ seat: e.seat, emoji: e.emoji, until: performance.now() + 2500 });
@@ -346,7 +370,7 @@ async function loadGoneGames(session) {
 function renderStatus() {
   const s = app.status;
   const offline = s === "reconnecting" || s === "connecting";
-  const show = app.screen === "room" && (offline || Boolean(app.unavailable));
+  const show = (app.screen === "room" || Boolean(app.tv && !app.tvGone)) && (offline || Boolean(app.unavailable));
   statusBar.textContent = show ? (offline ? t(s) : app.unavailable) : "";
   statusBar.classList.toggle("show", show);
   document.body.classList.toggle("offline", show);
@@ -367,6 +391,7 @@ function render() {
 }
 
 function screen() {
+  if (app.tv) return tvScreen();
   if (app.screen === "rules") return rulesScreen();
   if (app.screen === "replay") return replayScreen();
   if (app.screen === "room" && app.state) {
@@ -396,8 +421,11 @@ function tick() {
   effects.watchClock(app, now);
   // Peeks and reactions that ran out: draw again without them.
   const expired =
-    Object.values(app.peeks).some((p) => p.until <= now) || app.reactions.some((x) => x.until <= now);
+    Object.values(app.peeks).some((p) => p.until <= now) ||
+    app.reactions.some((x) => x.until <= now) ||
+    (app.crispFlash !== null && app.crispFlash.until <= now);
   if (expired) {
+    if (app.crispFlash && app.crispFlash.until <= now) app.crispFlash = null;
     for (const slot of SLOTS) if (app.peeks[slot] && app.peeks[slot].until <= now) delete app.peeks[slot];
     app.reactions = app.reactions.filter((x) => x.until > now);
     render();
@@ -413,6 +441,11 @@ setInterval(tick, 250);
 // -- start -------------------------------------------------------------------------------------------
 
 async function start() {
+  if (app.tv) {
+    watchOnTv();
+    enter({ type: "watch", room: app.tv });
+    return;
+  }
   if (location.pathname === "/learn") {
     app.lessonRoom = learnRoom();
     startLesson();

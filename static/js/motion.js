@@ -7,6 +7,7 @@ import { cardFace } from "./cards.js";
 import { app } from "./state.js";
 
 const FLIGHT_MS = 350;
+const BIG_SCREEN_FLIGHT_MS = 800; // slow enough to follow from the sofa
 const TOUCHED_MS = 1500;
 
 const reduced = () => matchMedia("(prefers-reduced-motion: reduce)").matches;
@@ -101,7 +102,7 @@ export function fly(flights, before) {
       card.remove();
       if (landing) landing.style.opacity = "";
     };
-    const run = card.animate(frames, { duration: FLIGHT_MS, easing: "ease-in-out" });
+    const run = card.animate(frames, { duration: app.tv ? BIG_SCREEN_FLIGHT_MS : FLIGHT_MS, easing: "ease-in-out" });
     run.finished.then(land, land);
   }
 }

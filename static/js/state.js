@@ -24,6 +24,9 @@ export const app = {
   notice: null,
   unavailable: null, // the server's text while the room cannot save (an "unavailable" message), else null
   joinCode: codeFromPath(),
+  tv: tvFromPath(), // the room this page shows on a big screen (/tv/CODE), or ""
+  tvGone: null, // {notice} once the big screen's room has closed (or never was): what the screen says instead
+  crispFlash: null, // {seat, until}: a Crisp call just made, shown large on the big screen for a moment
   replayId: gameFromPath(), // the game whose replay this page shows (/g/GAME_ID), or ""
   roomInfo: null,
   busy: false,
@@ -55,6 +58,11 @@ export const actions = {
 
 function codeFromPath() {
   const m = location.pathname.match(/^\/r\/([A-Za-z0-9]{4,8})\/?$/);
+  return m ? m[1].toUpperCase() : "";
+}
+
+function tvFromPath() {
+  const m = location.pathname.match(/^\/tv\/([A-Za-z0-9]{1,16})\/?$/);
   return m ? m[1].toUpperCase() : "";
 }
 

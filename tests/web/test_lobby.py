@@ -823,6 +823,11 @@ async def test_join_page_and_health(server: Harness) -> None:
         assert page.status_code == 200
         assert page.headers["content-type"].startswith("text/html")
         assert "<html" in page.text.lower()
+        # The big screen's page is the same client (it reads the room from its path, /tv/CODE).
+        tv = await http.get(f"/tv/{code}")
+        assert tv.status_code == 200
+        assert tv.headers["content-type"].startswith("text/html")
+        assert tv.text == page.text
         health = await http.get("/healthz")
         assert health.status_code == 200
         assert health.json()["status"] == "ok"

@@ -423,6 +423,7 @@ async def test_room_code_lookups_are_limited_per_address() -> None:
             # The health check and the page are not look-ups.
             assert (await http.get("/healthz")).status_code == 200
             assert (await http.get("/r/ACDEFK")).status_code == 200
+            assert (await http.get("/tv/ACDEFK")).status_code == 200
 
         # Another address has its own allowance (the whole of 127/8 is loopback).
         other = await server.stack.enter_async_context(CrispClient.connect(server.url, local_addr=("127.0.0.2", 0)))

@@ -1,5 +1,5 @@
-"""The web client's pages: the join page ``/r/{code}``, a finished game's replay ``/g/{game_id}``, the tutorial
-``/learn``, and ``/``
+"""The web client's pages: the join page ``/r/{code}``, a room's big-screen view ``/tv/{code}``, a finished
+game's replay ``/g/{game_id}``, the tutorial ``/learn``, and ``/``
 when the static folder is missing (the static files themselves are mounted by ``create_app``)."""
 
 from __future__ import annotations
@@ -24,6 +24,13 @@ def app_shell(request: Request, services: ServicesDep) -> Response:
 @router.get("/r/{code}", response_class=HTMLResponse, responses=api.JOIN_PAGE)
 async def join_page(request: Request, code: str, services: ServicesDep) -> Response:
     """The web client's page, which opens the join screen for the room ``code``."""
+    return app_shell(request, services)
+
+
+@router.get("/tv/{code}", response_class=HTMLResponse, responses=api.TV_PAGE)
+async def big_screen_page(request: Request, code: str, services: ServicesDep) -> Response:
+    """The web client's page, which shows the room ``code`` on a big screen: the table as a spectator sees it,
+    landscape and large, following the room by itself (docs/playing.md, "On a big screen")."""
     return app_shell(request, services)
 
 

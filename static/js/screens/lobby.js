@@ -7,6 +7,7 @@ import { actions, app } from "../state.js";
 import { standingsPanel } from "../standings.js";
 import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons } from "../ui.js";
 import { learnHref, lessonDone, lt } from "../lesson.js";
+import { openBigScreen } from "./tv.js";
 
 const send = (message) => actions.send(message);
 
@@ -72,6 +73,12 @@ export function lobbyScreen() {
         { class: "row" },
         h("button", { class: "secondary", "data-key": "copy", "data-local": true, onclick: copy }, t("copyLink")),
         share,
+      ),
+      h(
+        "button",
+        { class: "link big-screen-button", "data-key": "big-screen", "data-local": true, onclick: () => openBigScreen(room) },
+        h("span", { "aria-hidden": "true" }, "📺 "),
+        t("showOnBigScreen"),
       ),
     ),
     h(

@@ -27,7 +27,7 @@ export async function checkDeck(fair) {
 }
 
 /** This round, one row per player: the cards, their sum, the caller's bonus, the round's points, the total. */
-function roundTable(r, table, room, over) {
+export function roundTable(r, table, room, over) {
   const winners = table.winners;
   const head = ["player", "cards", "sum", "crispBonus", "roundPoints", "totalShort"];
   return h(
@@ -70,13 +70,13 @@ export function callerText(r, seats) {
   return t("callerBeaten", name, listOf(rivals.map((i) => seats[i]?.name ?? "")), rivals.length);
 }
 
-function callerLine(r, room) {
+export function callerLine(r, room) {
   const text = callerText(r, room.seats);
   return text ? h("p", { class: "caller-line" }, text) : null;
 }
 
 /** Why the game ended: who reached the score limit ("Ben reached the limit of 50 points"). */
-function endLine(table, room) {
+export function endLine(table, room) {
   const limit = table.options.score_limit;
   const reached = room.seats.map((_, i) => i).filter((i) => table.totals[i] >= limit);
   if (!reached.length) return null;
@@ -85,7 +85,7 @@ function endLine(table, room) {
 }
 
 /** Every round's points so far, one row per player (a long game scrolls sideways inside its box). */
-function scoreboard(table, room) {
+export function scoreboard(table, room) {
   return h(
     "div",
     { class: "scroll-x" },

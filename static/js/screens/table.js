@@ -28,7 +28,8 @@ export function liveScene() {
 }
 
 /** The table of `drawn` (a scene: {state, lines, peeks, reveal, live, bar, foot}; a replay gives its own
- * `bar` and `foot`, and no moves are offered where `live` is false). */
+ * `bar` and `foot`, and no moves are offered where `live` is false). A big screen's scene (`tv`) gives its
+ * bar and its `results`, and puts half the seats above the piles and half below, around the table. */
 export function tableScreen(drawn = liveScene()) {
   scene = drawn;
   const { room, table, you } = scene.state;
@@ -41,21 +42,29 @@ export function tableScreen(drawn = liveScene()) {
   const ended = phase === "round_over" || phase === "game_over";
   const reveal = ended && scene.reveal;
   shownNow.clear();
+  // Around the table on a big screen: the first half left to right above the piles, the rest right to left
+  // below them.
+  const half = scene.tv ? Math.ceil(n / 2) : n;
   const screen = h(
     "section",
-    { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}${you.lesson && scene.live ? " in-lesson" : ""}` },
-    scene.live ? tableBar() : scene.bar,
-    h("div", { class: "opponents", role: "list" }, order.map((s) => seatBox(s))),
+    { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}${you.lesson && scene.live ? " in-lesson" : ""}${scene.tv ? " tv" : ""}` },
+    scene.bar ?? (scene.live ? tableBar() : null),
+    h("div", { class: "opponents", role: "list" }, order.slice(0, half).map((s) => seatBox(s))),
     phase === "peek" ? peekPanel() : centerArea(r, me, myTurn),
+    scene.tv ? h("div", { class: "opponents below", role: "list" }, order.slice(half).reverse().map((s) => seatBox(s))) : null,
     phase === "peek" ? null : turnState(r, me, myTurn),
-    me !== null ? myHand(r, me, myTurn) : scene.live ? h("p", { class: "spectating" }, t("spectating"), " · ", limitNote("limitWatching")) : null,
+    me !== null
+      ? myHand(r, me, myTurn)
+      : scene.live && !scene.tv
+        ? h("p", { class: "spectating" }, t("spectating"), " · ", limitNote("limitWatching"))
+        : null,
     me === null ? null : myLine(r, me),
     scene.live ? actionBar(r, me, myTurn) : null,
     // A hint takes the events' place until the game moves on: the same line, so nothing else moves.
     app.hint
       ? h("p", { class: "event-line hint-line", "aria-live": "polite" }, h("span", {}, h("span", { "aria-hidden": "true" }, "💡 "), app.hint.text))
       : scene.live
-        ? h("p", { class: "event-line", "aria-live": "polite" }, scene.lines.slice(-2).map((l) => h("span", {}, typeof l === "function" ? l() : l)))
+        ? h("p", { class: "event-line", "aria-live": "polite" }, scene.lines.slice(scene.tv ? -3 : -2).map((l) => h("span", {}, typeof l === "function" ? l() : l)))
         : null,
     // Reactions are for people: in a practice game (only computer players besides you) their row gives
     // its room to the hint.
@@ -63,7 +72,7 @@ export function tableScreen(drawn = liveScene()) {
     // A lesson's prompt and buttons in their place; over the round's results, in the results' foot.
     scene.live && you.lesson && !(ended && !reveal) ? lessonPanel() : null,
     // The round's end: every hand face up on the table for a moment, then the results over it.
-    ended && !reveal && scene.live ? roundOverlay() : null,
+    ended && !reveal && scene.live ? (scene.results ?? roundOverlay)() : null,
     scene.foot,
   );
   for (const key of firstSeen.keys()) if (!shownNow.has(key)) firstSeen.delete(key);
@@ -266,7 +275,14 @@ function seatBox(seat) {
 /** A seat's sum while the round's hands lie face up, or null. */
 function shownSum(r, seat) {
   if (!r || !r.sums || !scene.reveal) return null;
-  return h("span", { class: "total sum", "aria-label": `${t("sum")}: ${r.sums[seat]}` }, `=${r.sums[seat]}`);
+  const bonus = scene.tv && r.points ? r.points[seat] - r.sums[seat] : 0;
+  return h(
+    "span",
+    { class: "total sum", "aria-label": `${t("sum")}: ${r.sums[seat]}` },
+    `=${r.sums[seat]}`,
+    // The caller's -5 or +5 beside the sum, on the big screen (a phone shows it in the results).
+    bonus ? h("span", { class: `bonus ${bonus < 0 ? "good" : "bad"}` }, ` ${bonus < 0 ? "−" : "+"}${Math.abs(bonus)}`) : null,
+  );
 }
 
 function dealerTag() {
@@ -296,6 +312,11 @@ function centerArea(r, me, myTurn) {
       h("span", { class: "sr-only" }, `${t("youDrew")}: ${cardName(drawnCard)}`),
       cardFace(drawnCard, "big"),
     );
+  } else if (scene.tv && r.window && !r.drawn && room().phase === "play") {
+    // The big screen counts the crisp window down in the drawn card's place, large.
+    const ends = clockIn("window_closes_in");
+    // (The line below says whose call it is.)
+    middle = ends ? h("div", { class: "crisp-window", "aria-hidden": "true" }, h("span", { class: "countdown", dataset: { ends: String(ends) } })) : null;
   } else if (r.drawn && r.turn !== me && room().phase === "play") {
     middle = h("div", { class: "drawn-card", "data-anim": "drawn", "aria-hidden": "true" }, cardFace(r.drawn.card, "big"));
   }
