@@ -173,6 +173,7 @@ def test_a_whole_game_of_four_on_the_big_screen(
         expect(reveal.locator(".seat .total.sum")).to_have_count(4)
         expect(reveal.locator(".seat .card.face")).to_have_count(12)
         expect(reveal.locator(".seat .bonus")).to_have_count(1)
+        tv.wait_for_timeout(900)  # the cards turned face up
         check_screen(tv, shots, "reveal", size)
         results = tv.locator(".tv-results")
         expect(results).to_be_visible(timeout=10_000)
