@@ -21,6 +21,9 @@ import { TV_REVEAL_MS, tvScreen, watchOnTv } from "./screens/tv.js";
 
 const PEEK_SHOW_MS = 4000; // a Jack's or Queen's peek stays visible this long
 const REVEAL_MS = 2200; // at a round's end every hand lies face up on the table this long before the results
+// A look-up refused because this address looked up too many codes in vain (429) is asked again after these
+// waits, the last one repeating: the allowance gives one more every two seconds (docs/protocol.md).
+const LOOKUP_RETRY_MS = [2500, 5000, 10000, 20000];
 
 const net = new Net({ onMessage, onStatus });
 const root = document.getElementById("app");
@@ -118,6 +121,15 @@ function onWelcome(msg) {
   app.busy = false;
   app.welcome = msg;
   app.notice = null;
+  if (app.newRoomFrom) {
+    // The room a closed room's link page made: its page from now on (leaving it comes back home, not to the
+    // closed room's link).
+    if (app.joinCode === app.newRoomFrom) {
+      app.joinCode = "";
+      app.linkGone = null;
+    }
+    app.newRoomFrom = null;
+  }
   if (msg.token) {
     app.session = { room: msg.room, token: msg.token, name: null, left: false };
     saveSession(app.session);
@@ -154,6 +166,7 @@ function onError(msg) {
   app.busy = false;
   app.hintAsked = null; // an error may be the hint's answer (no_hints, nothing_to_hint, wrong_phase)
   const entryFailed = !app.welcome;
+  if (entryFailed) app.newRoomFrom = null; // no new room: the closed room's link page stays as it was
   if (entryFailed && app.tv) {
     // The big screen's room is not there (closed since, or a mistyped code): it says so, in large.
     tvClosed(msg.code === "room_not_found" ? t("roomGone") : msg.message);
@@ -352,17 +365,36 @@ async function loadHistory(code) {
 }
 
 async function loadGoneGames(session) {
-  app.gone = { room: session.room, token: session.token, games: [], loaded: false };
+  app.gone = { room: session.room, token: session.token, games: [], loaded: false, refused: false };
+  await fetchGoneGames(session, 0);
+}
+
+async function fetchGoneGames(session, attempt) {
   try {
     const response = await fetch(`/api/rooms/${encodeURIComponent(session.room)}/games`);
-    if (!response.ok || app.gone?.room !== session.room) return;
+    if (app.gone?.room !== session.room) return;
+    if (response.status === 429) {
+      // Too many look-ups from this address just now: the card says so, and asks again a little later.
+      app.gone.refused = true;
+      setTimeout(() => {
+        if (app.gone?.room === session.room && !app.gone.loaded) fetchGoneGames(session, attempt + 1);
+      }, retryDelay(attempt));
+      render();
+      return;
+    }
+    if (!response.ok) return;
     app.gone.games = await response.json();
     app.gone.loaded = true;
+    app.gone.refused = false;
     rememberGames(session.room, app.gone.games, session.name, session.token);
     render();
   } catch {
     /* offline: nothing to offer */
   }
+}
+
+function retryDelay(attempt) {
+  return LOOKUP_RETRY_MS[Math.min(attempt, LOOKUP_RETRY_MS.length - 1)];
 }
 
 // -- rendering ---------------------------------------------------------------------------------------
@@ -475,10 +507,19 @@ function showLink(code) {
   if (code && app.roomInfo?.code === code) follow(code);
 }
 
-/** The linked room as it is now (app.roomInfo), or the notice that it is gone. */
-async function lookUp(code) {
+/** The linked room as it is now (app.roomInfo), or the notice that it is gone. A look-up the server refused
+ * (this address looked up too many codes in vain: 429) tells nothing of the room: the page says so, offers
+ * nothing that answer would change (no Join button for a room that may have closed), and asks again a little
+ * later. */
+async function lookUp(code, attempt = 0) {
   try {
     const response = await fetch(`/api/rooms/${encodeURIComponent(code)}`, { signal: AbortSignal.timeout?.(3000) });
+    if (response.status === 429) {
+      app.lookupRefused = code;
+      setTimeout(() => lookUpAgain(code, attempt + 1), retryDelay(attempt));
+      return;
+    }
+    if (app.lookupRefused === code) app.lookupRefused = null;
     if (response.ok) app.roomInfo = await response.json();
     else if (response.status === 404) {
       // A room that closed (an old link), or a code no room had (a typo): the answer says which. A closed
@@ -495,6 +536,14 @@ async function lookUp(code) {
   } catch {
     /* offline or slow: the join will say so */
   }
+}
+
+/** The refused look-up of the link's room, asked again while the page still shows that link. */
+async function lookUpAgain(code, attempt) {
+  const onLink = () => app.screen === "home" && !app.state && app.joinCode === code && app.following !== code;
+  if (app.lookupRefused !== code || !onLink()) return;
+  await lookUp(code, attempt);
+  if (onLink()) showLink(code);
 }
 
 /** Follow the linked room live (as a spectator the room counts) until its reader joins, watches or leaves

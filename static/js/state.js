@@ -32,9 +32,11 @@ export const app = {
   busy: false,
   history: null, // {code, games} of the room's finished games
   standings: null, // {code, games, abandoned, players} of the room's ended games (standings.js)
-  gone: null, // {room, token, games, loaded} of a room found closed: its ended games, a seat token held there
+  gone: null, // {room, token, games, loaded, refused} of a room found closed: its ended games, a seat token held there
   seatChecks: {}, // room -> {token, at, answer, asking}: what the server said of this device's seat there (home.js)
   linkGone: null, // {code, existed} when the room of the page's link (/r/CODE) closed (existed) or never was
+  lookupRefused: "", // the link's code while the server refuses to look it up (429: too many look-ups in vain)
+  newRoomFrom: "", // the closed room's code whose link page asked for a new room, until its welcome (or error)
   newBotLevel: "normal", // the level the host's next computer player gets
   hint: null, // {move, text, moment}: the hint shown for this moment of the game (see hintMoment)
   hintAsked: null, // the moment a hint was asked for, until the answer comes

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import Any, Final
 
 import httpx
@@ -461,6 +462,37 @@ async def test_friends_behind_one_address_all_get_in_and_only_misses_count() -> 
             with pytest.raises(ProtocolError) as info:
                 await guesser.watch(code)
             assert info.value.code == "rate_limited"
+
+
+async def test_an_old_links_page_counts_once_its_closed_rooms_games_are_found(tmp_path: Path) -> None:
+    """The page of an old link looks the room up (it closed: a look-up in vain, counted), then reads the closed
+    room's games and standings: those find what they ask for and count for nothing, as an open room's do. So
+    the page costs one look-up each time it is opened, not three; a code no room had still counts."""
+    async with running_server(persist=True, data_dir=tmp_path, lookup_burst=3, lookup_per_minute=0.01) as server:
+        host = await server.client()
+        code = await host.create("Host")  # a room created counts: 2 left
+        await host.request({"type": "leave"})  # its only player left: the room closed
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            closed = await http.get(f"/api/rooms/{code}")  # 1 left
+            assert (closed.status_code, closed.json()["existed"]) == (404, True)
+            for _ in range(4):
+                assert (await http.get(f"/api/rooms/{code}/games")).json() == []
+                standings = await http.get(f"/api/rooms/{code}/standings")
+                assert standings.json() == {"games": 0, "abandoned": 0, "players": []}
+            assert (await http.get(f"/api/rooms/{code}")).status_code == 404  # 0 left
+            assert (await http.get(f"/api/rooms/{code}/games")).status_code == 429, "used up: found or not"
+            assert (await http.get(f"/api/rooms/{code}/standings")).status_code == 429
+
+
+async def test_the_games_of_a_code_no_room_had_count_as_a_look_up() -> None:
+    async with (
+        running_server(lookup_burst=2, lookup_per_minute=0.01) as server,
+        httpx.AsyncClient(base_url=server.http) as http,
+    ):
+        statuses = [
+            (await http.get(f"/api/rooms/ACDEFG/{route}")).status_code for route in ("games", "standings", "games")
+        ]
+        assert statuses == [404, 404, 429]
 
 
 async def test_http_room_lookups_are_limited() -> None:

@@ -34,22 +34,35 @@ async def no_room(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": exc.detail, "existed": exc.existed}, status_code=404)
 
 
-async def find_room(services: Services, request: Request, code: str) -> RoomSummary:
-    """The room with ``code`` (429 once the caller's look-ups in vain are used up, ``NoRoom``, counted as one,
-    if none). In a cluster, a room another node runs is read from the database (as of its last commit)."""
-    address = client_address(request)
+def _check_allowance(services: Services, address: str) -> None:
+    """429 once ``address`` has used up its look-ups in vain (every look-up is refused until it refills)."""
     if not services.limiter.allows(address):
         raise HTTPException(429, "too many look-ups, try again in a minute")
-    code = normalize_code(code)
+
+
+async def _open_room(services: Services, code: str) -> RoomSummary | None:
+    """The open room with ``code`` (normalized), or ``None``. In a cluster, a room another node runs is read
+    from the database (as of its last commit)."""
     room = services.registry.get(code)
     if room is not None:
         return RoomSummary(room.room_id, room.code, room.link, room.phase.value, [s.name for s in room.seats])
     store = services.store
     if services.registry.cluster is not None and store is not None and is_room_code(code):
-        found = await store.room_summary(code)
-        if found is not None:
-            return found
+        return await store.room_summary(code)
+    return None
+
+
+async def find_room(services: Services, request: Request, code: str) -> RoomSummary:
+    """The open room with ``code`` (429 once the caller's look-ups in vain are used up, ``NoRoom``, counted as
+    one, if none)."""
+    address = client_address(request)
+    _check_allowance(services, address)
+    code = normalize_code(code)
+    room = await _open_room(services, code)
+    if room is not None:
+        return room
     # A page opened from an old link says the room closed; one for a mistyped code, that there is none.
+    store = services.store
     existed = store is not None and is_room_code(code) and await store.last_room_id(code) is not None
     services.limiter.missed(address)
     raise NoRoom(existed)
@@ -116,15 +129,21 @@ async def room_qr(request: Request, code: str, services: ServicesDep) -> Respons
 
 async def ended_games_room(services: Services, request: Request, code: str) -> str:
     """The id of the room whose ended games to read: the open room with ``code``, or else the newest one that
-    had it and closed (its games are kept as long as finished games are)."""
+    had it and closed (its games are kept as long as finished games are). Either is a look-up that finds its
+    room and counts for nothing (an old link's page reads its closed room's games after the room itself, which
+    counted); a code no room had counts (``NoRoom``), as ``find_room``."""
+    address = client_address(request)
+    _check_allowance(services, address)
+    code = normalize_code(code)
+    room = await _open_room(services, code)
+    if room is not None:
+        return room.room_id
     store = services.store
-    try:
-        return (await find_room(services, request, code)).room_id
-    except HTTPException as missing:
-        closed = await store.last_room_id(normalize_code(code)) if store is not None else None
-        if missing.status_code != 404 or closed is None:
-            raise
+    closed = await store.last_room_id(code) if store is not None and is_room_code(code) else None
+    if closed is not None:
         return closed
+    services.limiter.missed(address)
+    raise NoRoom(False)
 
 
 @router.get("/api/rooms/{code}/games", response_model=list[api.PastGame], responses=api.ROOM_LOOKUP)

@@ -142,6 +142,7 @@ export default {
   restarting: "Der Server startet neu. Gleich geht es weiter\u00a0…",
   roomGone: "Diesen Raum gibt es nicht mehr.",
   noSuchRoom: "Es gibt keinen Raum mit diesem Code.",
+  lookupsRefused: "Von dieser Verbindung wurden gerade zu viele Raumcodes abgefragt. Gleich kommt ein neuer Versuch\u00a0…",
   pastGames: "Frühere Spiele in diesem Raum",
   goneGames: (code) => `Spiele in Raum ${code}`,
   abandoned: "unvollendet: niemand kam zurück",

@@ -139,6 +139,7 @@ export default {
   restarting: "The server is restarting: reconnecting in a moment…",
   roomGone: "This room does not exist any more.",
   noSuchRoom: "No room has this code.",
+  lookupsRefused: "Too many room codes were looked up from this connection just now. Trying again in a moment…",
   pastGames: "Past games in this room",
   goneGames: (code) => `Games of room ${code}`,
   abandoned: "unfinished: nobody came back",

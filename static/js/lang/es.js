@@ -144,6 +144,7 @@ export default {
   restarting: "El servidor se está reiniciando: volvemos a conectar en un momento…",
   roomGone: "Esta sala ya no existe.",
   noSuchRoom: "No hay ninguna sala con este código.",
+  lookupsRefused: "Se han consultado demasiados códigos de sala desde esta conexión. Se volverá a intentar en un momento…",
   pastGames: "Partidas de esta sala",
   goneGames: (code) => `Partidas de la sala ${code}`,
   abandoned: "sin acabar: nadie volvió",

@@ -163,6 +163,7 @@ export default {
   restarting: "Le serveur redémarre : reconnexion dans un instant…",
   roomGone: "Ce salon n’existe plus.",
   noSuchRoom: "Aucun salon n’a ce code.",
+  lookupsRefused: "Trop de codes de salon viennent d’être consultés depuis cette connexion. Nouvel essai dans un instant…",
   pastGames: "Parties de ce salon",
   goneGames: (code) => `Parties du salon ${code}`,
   abandoned: "inachevée : personne n’est revenu",

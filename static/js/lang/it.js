@@ -151,6 +151,7 @@ export default {
   restarting: "Il server si sta riavviando: riconnessione tra un attimo…",
   roomGone: "Questa stanza non esiste più.",
   noSuchRoom: "Nessuna stanza ha questo codice.",
+  lookupsRefused: "Da questa connessione sono stati cercati troppi codici di stanza. Nuovo tentativo tra un attimo…",
   pastGames: "Partite giocate in questa stanza",
   goneGames: (code) => `Partite della stanza ${code}`,
   abandoned: "incompiuta: nessuno è tornato",

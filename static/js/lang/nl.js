@@ -150,6 +150,7 @@ export default {
   restarting: "De server start opnieuw: zo meteen verbinden we weer…",
   roomGone: "Deze kamer bestaat niet meer.",
   noSuchRoom: "Er is geen kamer met deze code.",
+  lookupsRefused: "Vanaf deze verbinding zijn net te veel kamercodes opgevraagd. Zo meteen volgt een nieuwe poging…",
   pastGames: "Eerdere spellen in deze kamer",
   goneGames: (code) => `Spellen van kamer ${code}`,
   abandoned: "onafgemaakt: niemand kwam terug",

@@ -147,7 +147,9 @@ function linkCard(code, mine) {
   const room = linkedRoom(code);
   const busy = app.busy;
   let body;
-  if (mine) {
+  if (app.lookupRefused === code && !mine) {
+    body = null; // the server has not said yet whether the room is there: the notice says why (main.js lookUp)
+  } else if (mine) {
     // This device holds a seat here that its player left: a computer or the time-outs play it meanwhile, or
     // the game waits for its players (everyone left).
     body = [
@@ -208,7 +210,9 @@ function goneCard(code, gone) {
       ? kept.games.length
         ? [h("p", { class: "muted" }, t("goneRoomGames")), closedRoomGames(kept.games, kept.token)]
         : h("p", { class: "muted" }, t("goneRoomNoGames"))
-      : null,
+      : gone.existed && app.gone?.room === code && app.gone.refused
+        ? h("p", { class: "muted" }, t("lookupsRefused")) // asked again shortly (main.js, loadGoneGames)
+        : null,
     h(
       "div",
       { class: "gone-actions" },
@@ -222,9 +226,8 @@ function goneCard(code, gone) {
           onclick: () => {
             const name = nameOrAsk();
             if (!name) return;
-            // The new room's page from now on: leaving it comes back home, not to the closed room's link.
-            app.joinCode = "";
-            app.linkGone = null;
+            // The new room's page once it is made (main.js, onWelcome); refused, this page stays as it is.
+            app.newRoomFrom = code;
             enter({ type: "create", name });
           },
         },
@@ -423,12 +426,14 @@ export function homeScreen() {
   // A seat the server says is gone (a rematch dropped it) is not offered back: the link offers what anyone gets.
   if (mine && seatCheck(mine)?.held === false) mine = null;
   const gone = code && app.linkGone?.code === code ? app.linkGone : null;
+  // A look-up of the link's room the server refused says why the page knows nothing of the room yet.
+  const notice = code && app.lookupRefused === code ? t("lookupsRefused") : app.notice;
   return h(
     "section",
     { class: `screen home${code ? " with-link" : ""}` },
     topButtons(),
     h("header", { class: "hero" }, h("h1", { class: "logo" }, "Crisp"), h("p", { class: "tagline" }, t("tagline"))),
-    app.notice ? h("p", { class: "notice", role: "alert" }, app.notice) : null,
+    notice ? h("p", { class: "notice", role: "alert" }, notice) : null,
     gone ? null : goneGamesPanel(), // the link's closed room shows its games in its own card
     yourRooms(code, held),
     // A seat this device holds in the linked room needs no name: the way back comes first.
