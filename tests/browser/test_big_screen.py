@@ -14,16 +14,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from crisp_server.remote.client import CrispClient
-from tests.browser.harness import Bots, open_page, page_check, play_turns, watch
+from tests.browser.harness import LANGUAGES, Bots, open_page, page_check, play_turns, watch
 from tests.browser.test_computer_players import accessibility_problems
 from tests.e2e.procs import server_process
 from tests.web.audit import audit
@@ -44,6 +45,18 @@ def server(tmp_path: Path) -> Iterator[str]:
     env = {"CRISP_BOT_PAUSE": "0.3", "CRISP_PEEK_SECONDS": "3", "CRISP_NEXT_ROUND_SECONDS": "20"}
     with server_process(tmp_path, env) as (url, _proc):
         yield url
+
+
+def shown(bots: Bots, locator: Locator, timeout_s: float) -> None:
+    """Wait until ``locator`` is visible while the players over the protocol play on; a player's error
+    (a refused move, a lost connection) fails the test at once, with its own message."""
+    deadline = time.monotonic() + timeout_s
+    while not locator.is_visible():
+        for task in bots.tasks:
+            if task.done() and task.exception() is not None:
+                raise AssertionError(f"a player stopped: {task.exception()!r}")
+        assert time.monotonic() < deadline, f"not shown in {timeout_s} s: {locator}"
+        time.sleep(0.2)
 
 
 def sizes(page: Page) -> dict[str, Any]:
@@ -164,12 +177,13 @@ def test_a_whole_game_of_four_on_the_big_screen(
         expect(tv.locator(".seat.turn")).to_have_count(1)
         check_screen(tv, shots, "play", size)
         flash = tv.locator(".crisp-flash")
-        expect(flash).to_have_text(re.compile(r"^(Ana|Ben|Ada|Alan|\S+) calls Crisp!$"), timeout=60_000)
+        shown(bots, flash, 60)
+        expect(flash).to_have_text(re.compile(r"^(Ana|Ben|Ada|Alan) calls Crisp!$"))
         tv.screenshot(path=shots / f"tv-{size[0]}x{size[1]}-crisp-called.png")
 
         # The round's end: every hand face up with its sum (and the caller's -5 or +5), then the results.
         reveal = tv.locator(".table.tv.revealing")
-        expect(reveal).to_be_visible(timeout=60_000)
+        shown(bots, reveal, 60)
         expect(reveal.locator(".seat .total.sum")).to_have_count(4)
         expect(reveal.locator(".seat .card.face")).to_have_count(12)
         expect(reveal.locator(".seat .bonus")).to_have_count(1)
@@ -183,7 +197,7 @@ def test_a_whole_game_of_four_on_the_big_screen(
 
         # On to the game's end: the winner, the scores and the evening's standings; then the rematch.
         over = tv.locator(".table.tv.phase-game_over .tv-results")
-        expect(over).to_be_visible(timeout=240_000)
+        shown(bots, over, 240)
         expect(over.locator(".standings-table tbody tr")).to_have_count(4)
         check_screen(tv, shots, "game-over", size, cards=False)
 
@@ -331,6 +345,10 @@ def test_eight_seats_sound_on_and_the_screen_kept_awake(browser: Browser, server
         expect(tv.locator(".opponents:not(.below) .seat")).to_have_count(4)
         expect(tv.locator(".opponents.below .seat")).to_have_count(4)
         tv.wait_for_function("() => window.__notes.length >= 3", timeout=30_000)  # moves heard, no tap
+        bots.run(bots.clients[1].react("🔥"))  # a reaction floats up large over Ben's seat
+        reaction = tv.locator(".seat .float-reaction")
+        expect(reaction).to_have_text("🔥")
+        assert reaction.evaluate("(el) => parseFloat(getComputedStyle(el).fontSize)") >= 80
         check_screen(tv, shots, "play-8", (1920, 1080))
         played = tv.evaluate(page_check("sounds_played"))
         assert {"draw", "discard"} & set(played), played
@@ -342,6 +360,41 @@ def test_eight_seats_sound_on_and_the_screen_kept_awake(browser: Browser, server
         notes = tv.evaluate("() => window.__notes.length")
         tv.wait_for_timeout(3000)  # moves go on; none is heard now
         assert tv.evaluate("() => window.__notes.length") == notes
+        assert not errors, errors
+    finally:
+        context.close()
+        bots.close()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_big_screen_in_each_language(browser: Browser, server: str, shots: Path, lang: str) -> None:
+    """The lobby, the table and a round's end on the big screen fit, in each language (light and dark in
+    turn), at 1280x720, and read from the sofa at 1920x1080."""
+    dark = LANGUAGES.index(lang) % 2 == 1
+    bots = Bots(server, ["Annabelle", "Bartholomew"])
+    context, tv = open_page(browser, 1280, 720, locale=lang, dark=dark)
+    errors: list[str] = []
+    watch(tv, errors)
+    try:
+        for level in ("normal", "hard"):
+            bots.run(bots.host.request({"type": "add_bot", "level": level}))
+        tv.goto(f"{server}/tv/{bots.code}")
+        expect(tv.locator(".tv-lobby .tv-players li")).to_have_count(4)
+        assert tv.evaluate("() => document.documentElement.lang") == lang
+        for size in ((1280, 720), (1920, 1080)):
+            tv.set_viewport_size({"width": size[0], "height": size[1]})
+            check_screen(tv, shots, f"lobby-{lang}", size, cards=False)
+        bots.run(bots.start_and_ready())
+        bots.spawn(ana_plays(bots.clients[0], call_crisp=True))
+        bots.spawn(play_turns(bots.clients[1]))
+        expect(tv.locator(".table.tv.phase-play")).to_be_visible()
+        for size in ((1920, 1080), (1280, 720)):
+            tv.set_viewport_size({"width": size[0], "height": size[1]})
+            check_screen(tv, shots, f"play-{lang}", size)
+        shown(bots, tv.locator(".tv-results"), 60)
+        for size in ((1280, 720), (1920, 1080)):
+            tv.set_viewport_size({"width": size[0], "height": size[1]})
+            check_screen(tv, shots, f"results-{lang}", size, cards=False)
         assert not errors, errors
     finally:
         context.close()

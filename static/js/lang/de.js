@@ -180,6 +180,7 @@ export default {
   tvCrispCalled: (name) => `${name} ruft Crisp!`,
   tvGoneHint: "Öffne den Großbild-Link eines Raums, um hier seinen Tisch zu zeigen.",
   tvHome: "Zur Startseite von Crisp",
+  optionIs: (name, value) => `${name}: ${value}`, // an option and its value in a line of several
   back: "Zurück",
   cardNames: { A: "Ass", T: "10", J: "Bube", Q: "Dame", K: "König" },
   suitNames: { S: "Pik", H: "Herz", D: "Karo", C: "Kreuz" },

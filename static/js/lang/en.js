@@ -179,6 +179,7 @@ export default {
   tvCrispCalled: (name) => `${name} calls Crisp!`,
   tvGoneHint: "Open a room’s big-screen link to show its table here.",
   tvHome: "Crisp’s home page",
+  optionIs: (name, value) => `${name}: ${value}`, // an option and its value in a line of several
   back: "Back",
   cardNames: { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" },
   suitNames: { S: "spades", H: "hearts", D: "diamonds", C: "clubs" },

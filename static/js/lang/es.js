@@ -184,6 +184,7 @@ export default {
   tvCrispCalled: (name) => `¡${name} dice Crisp!`,
   tvGoneHint: "Abre el enlace de pantalla grande de una sala para mostrar aquí su mesa.",
   tvHome: "Inicio de Crisp",
+  optionIs: (name, value) => `${name}: ${value}`, // an option and its value in a line of several
   back: "Atrás",
   cardNames: { A: "as", T: "10", J: "jota", Q: "reina", K: "rey" },
   suitNames: { S: "picas", H: "corazones", D: "diamantes", C: "tréboles" },

@@ -204,6 +204,7 @@ export default {
   tvCrispCalled: (name) => `${name} annonce Crisp !`,
   tvGoneHint: "Ouvre le lien grand écran d’un salon pour afficher sa table ici.",
   tvHome: "Accueil de Crisp",
+  optionIs: (name, value) => `${name} : ${value}`, // an option and its value in a line of several
   back: "Retour",
   cardNames: { A: "as", T: "10", J: "valet", Q: "dame", K: "roi" },
   suitNames: { S: "pique", H: "cœur", D: "carreau", C: "trèfle" },

@@ -191,6 +191,7 @@ export default {
   tvCrispCalled: (name) => `${name} chiama Crisp!`,
   tvGoneHint: "Apri il link per il grande schermo di una stanza per mostrare qui il suo tavolo.",
   tvHome: "Home di Crisp",
+  optionIs: (name, value) => `${name}: ${value}`, // an option and its value in a line of several
   back: "Indietro",
   cardNames: { A: "Asso", T: "10", J: "Fante", Q: "Donna", K: "Re" },
   suitNames: { S: "picche", H: "cuori", D: "quadri", C: "fiori" },

@@ -190,6 +190,7 @@ export default {
   tvCrispCalled: (name) => `${name} roept Crisp!`,
   tvGoneHint: "Open de link voor het grote scherm van een kamer om hier de tafel te tonen.",
   tvHome: "Startpagina van Crisp",
+  optionIs: (name, value) => `${name}: ${value}`, // an option and its value in a line of several
   back: "Terug",
   cardNames: { A: "Aas", T: "10", J: "Boer", Q: "Vrouw", K: "Heer" },
   suitNames: { S: "schoppen", H: "harten", D: "ruiten", C: "klaveren" },

@@ -128,7 +128,7 @@ function optionsLine(o) {
   return [
     `${t("scoreLimit")} ${o.score_limit}`,
     `${t("turnTimer")} ${o.turn_seconds === null ? t("none") : t("seconds", o.turn_seconds)}`,
-    `${t("discardDraw")}: ${t(o.discard_draw ? "on" : "off")}`,
+    t("optionIs", t("discardDraw"), t(o.discard_draw ? "on" : "off")),
   ].join(" · ");
 }
 
