@@ -96,6 +96,14 @@ export function lobbyScreen() {
       select("discard_draw", [false, true], t("discardDraw"), (v) => (v ? t("on") : t("off"))),
       select("stand_in", [null, 30, 60], t("standIn"), (v) => (v ? t("seconds", v) : t("off")), "stand-in-help"),
       h("p", { class: "option-help", id: "stand-in-help" }, t("standInHelp")),
+      select("big_screen", [false, true], t("bigScreen"), (v) => (v ? t("on") : t("off")), "big-screen-help"),
+      h(
+        "p",
+        { class: "option-help", id: "big-screen-help" },
+        t("bigScreenHelp"),
+        // Where the big screen shows the table: the join link with /r/CODE made /tv/CODE (docs/protocol.md).
+        opt.big_screen ? h("span", { class: "tv-link" }, t("bigScreenAt", tvLink(room.link))) : null,
+      ),
     ),
     isHost
       ? h(
@@ -113,6 +121,11 @@ export function lobbyScreen() {
     historyPanel(),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );
+}
+
+/** The big-screen address of the room whose join link is `link` (…/r/CODE): …/tv/CODE, on the same base. */
+function tvLink(link) {
+  return link.replace(/\/r\/([^/]+)$/, "/tv/$1");
 }
 
 /** One seat: connected or not, the name, host; a computer player's robot and level, which the host

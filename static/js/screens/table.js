@@ -40,10 +40,15 @@ export function tableScreen(drawn = liveScene()) {
   const myTurn = phase === "play" && r && r.turn === me;
   const ended = phase === "round_over" || phase === "game_over";
   const reveal = ended && scene.reveal;
+  // A big screen shows the table (room option big_screen): a player's phone shows a compact one, its own
+  // hand and moves as they are. A spectator (the big screen itself too) sees the whole table.
+  const compact = scene.live && me !== null && room.options?.big_screen === true;
   shownNow.clear();
   const screen = h(
     "section",
-    { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}${you.lesson && scene.live ? " in-lesson" : ""}` },
+    {
+      class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}${you.lesson && scene.live ? " in-lesson" : ""}${compact ? " big-screen" : ""}`,
+    },
     scene.live ? tableBar() : scene.bar,
     h("div", { class: "opponents", role: "list" }, order.map((s) => seatBox(s))),
     phase === "peek" ? peekPanel() : centerArea(r, me, myTurn),
@@ -51,10 +56,11 @@ export function tableScreen(drawn = liveScene()) {
     me !== null ? myHand(r, me, myTurn) : scene.live ? h("p", { class: "spectating" }, t("spectating"), " · ", limitNote("limitWatching")) : null,
     me === null ? null : myLine(r, me),
     scene.live ? actionBar(r, me, myTurn) : null,
-    // A hint takes the events' place until the game moves on: the same line, so nothing else moves.
+    // A hint takes the events' place until the game moves on: the same line, so nothing else moves. With a
+    // big screen, the events are told there.
     app.hint
       ? h("p", { class: "event-line hint-line", "aria-live": "polite" }, h("span", {}, h("span", { "aria-hidden": "true" }, "💡 "), app.hint.text))
-      : scene.live
+      : scene.live && !compact
         ? h("p", { class: "event-line", "aria-live": "polite" }, scene.lines.slice(-2).map((l) => h("span", {}, typeof l === "function" ? l() : l)))
         : null,
     // Reactions are for people: in a practice game (only computer players besides you) their row gives
@@ -169,8 +175,25 @@ export function roundLabel(r) {
   );
 }
 
+/** The host's switch for the room's big screen (📺, crossed out when off): the phones' compact table. */
+function bigScreenSwitch(on) {
+  const label = t("bigScreenState", on);
+  return h(
+    "button",
+    {
+      class: "link effect-switch big-screen-switch",
+      "data-key": "big-screen",
+      "aria-label": label,
+      title: label,
+      "aria-pressed": on ? "true" : "false",
+      onclick: () => send({ type: "options", big_screen: !on }),
+    },
+    h("span", { class: on ? "icon" : "icon crossed", "aria-hidden": "true" }, "📺"),
+  );
+}
+
 function tableBar() {
-  const { room, table } = scene.state;
+  const { room, table, you } = scene.state;
   const r = table.round;
   return h(
     "header",
@@ -181,6 +204,7 @@ function tableBar() {
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, "?", h("span", { class: "sr-only" }, t("howToPlay"))),
     langPicker("code"),
     effectSwitches(effects, render),
+    you.host && !you.lesson ? bigScreenSwitch(room.options.big_screen === true) : null,
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );
 }
