@@ -233,6 +233,12 @@ function globe() {
  * language's name: where a row has room), "globe" (a globe and its code, "FR": the home screen's and the
  * lobby's row) or "code" (the code alone: the table's bar). Screen readers hear "Language" and the current
  * one; a pick draws the screen again in it. */
+/** The big-screen address of the room whose join link is `link` (…/r/CODE): …/tv/CODE, on the same base
+ * (docs/protocol.md; the server's TV QR code encodes the same). */
+export function tvLink(link) {
+  return link.replace(/\/r\/([^/]+)$/, "/tv/$1");
+}
+
 export function langPicker(form = "name") {
   const current = getLang();
   const select = h(

@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.harness import Bots, deck, fits, join, open_page, page_check
+from tests.browser.test_sound_and_vibration import ONE_LINE, ROUND_TEN_ON_ONE_LINE
 from tests.e2e.procs import server_process
 
 SEATS = page_check("seats")
@@ -184,26 +185,33 @@ def test_the_host_turns_the_big_screen_on_and_off_and_the_other_phones_follow(
             page.locator('[data-key="ready"]').click()
         for page in (host, guest):
             expect(page.locator(".phase-play.big-screen")).to_be_visible()
-        # The host's switch in the table's bar; nobody else has one.
-        button = host.locator('[data-key="big-screen"]')
-        expect(button).to_have_attribute("aria-pressed", "true")
-        expect(button).to_have_attribute("aria-label", "Big screen: on (compact table)")
-        expect(guest.locator('[data-key="big-screen"]')).to_have_count(0)
-        host.screenshot(path=str(shots / "big-screen-host-bar-360x640-light.png"))
+        # The host's room menu in the table's bar (the room's code opens it); nobody else has one.
+        expect(guest.locator('[data-key="room-menu"]')).to_have_count(0)
+        expect(guest.locator(".bar .code-badge")).to_have_text(code)
+        menu = host.locator('[data-key="room-menu"]')
+        expect(menu).to_have_attribute("aria-label", f"Room {code}: big screen")
+        menu.click()
+        switch = host.get_by_role("switch", name="Big screen")
+        expect(switch).to_be_checked()
+        expect(host.locator(".room-menu .tv-link")).to_have_text(f"Open on the big screen: {tv}")
+        host.screenshot(path=str(shots / "big-screen-host-menu-360x640-light.png"))
         assert fits(host) == []
 
-        button.click()
+        switch.click()
         for page in (host, guest):
             expect(page.locator(".phase-play")).to_be_visible()
             expect(page.locator(".screen.table.big-screen")).to_have_count(0)
-        expect(button).to_have_attribute("aria-pressed", "false")
-        expect(button).to_have_attribute("aria-label", "Big screen: off")
+        expect(switch).not_to_be_checked()  # the menu stays open, drawn anew
+        expect(host.locator(".room-menu .tv-link")).to_have_count(0)
         guest.screenshot(path=str(shots / "big-screen-off-guest-360x640-dark.png"))
 
-        button.click()
+        switch.click()
         expect(guest.locator(".screen.table.big-screen")).to_be_visible()
         expect(host.locator(".screen.table.big-screen")).to_be_visible()
+        expect(switch).to_be_checked()
         guest.screenshot(path=str(shots / "big-screen-on-guest-360x640-dark.png"))
+        menu.click()
+        expect(switch).to_be_hidden()
     finally:
         host.context.close()
         guest_context.close()
@@ -212,10 +220,10 @@ def test_the_host_turns_the_big_screen_on_and_off_and_the_other_phones_follow(
 
 @pytest.mark.parametrize(("width", "height"), [(360, 640), (320, 568)])
 @pytest.mark.parametrize("locale", ["en-GB", "de-DE"])
-def test_the_hosts_bar_keeps_to_one_line_with_the_switch(
-    browser: Browser, base: str, shots: Path, width: int, height: int, locale: str
+def test_the_hosts_bar_keeps_to_one_line_with_the_room_menu(
+    browser: Browser, base: str, shots: Path, width: int, height: int, *, locale: str
 ) -> None:
-    """The host's bar has one switch more than a player's: in German too, on the smallest phone, it fits."""
+    """The host's code in the bar opens the room menu: in German too, on the smallest phone, the bar fits."""
     _context, page = open_page(browser, width, height, locale=locale)
     page.goto(base)
     page.fill("#name", "Maximilian")
@@ -231,15 +239,16 @@ def test_the_hosts_bar_keeps_to_one_line_with_the_switch(
         page.locator('[data-key="ready"]').click()
         expect(page.locator(".phase-play")).to_be_visible()
         bar = page.locator(".table .bar")
-        for on in (False, True):
-            expect(page.locator(f'[data-key="big-screen"][aria-pressed="{str(on).lower()}"]')).to_be_visible()
-            page.screenshot(path=str(shots / f"big-screen-bar-{'on' if on else 'off'}-{locale}-{width}x{height}.png"))
-            box = bar.bounding_box()
-            assert box is not None
-            assert box["height"] < 60, "the bar wraps"
-            assert off_screen(page) == []
-            if not on:
-                page.locator('[data-key="big-screen"]').click()
+        expect(page.locator('[data-key="room-menu"]')).to_be_visible()
+        page.screenshot(path=str(shots / f"big-screen-bar-{locale}-{width}x{height}.png"))
+        # One line, nothing cut or pushed out, also with a long game's round (two digits).
+        assert bar.evaluate(ONE_LINE) == []
+        assert bar.evaluate(ROUND_TEN_ON_ONE_LINE) == []
+        assert off_screen(page) == []
+        page.locator('[data-key="room-menu"]').click()
+        expect(page.locator('[data-key="big-screen"]')).to_be_visible()
+        page.screenshot(path=str(shots / f"big-screen-menu-{locale}-{width}x{height}.png"))
+        assert off_screen(page) == []
     finally:
         page.context.close()
         bots.close()

@@ -227,7 +227,7 @@ export default {
   bigScreen: "Großer Bildschirm",
   bigScreenHelp: "An, solange ein Fernseher oder Laptop den Tisch zeigt: Die Handys zeigen ihn dann kompakt.",
   bigScreenAt: (link) => `Auf dem großen Bildschirm öffnen: ${link}`,
-  bigScreenState: (on) => (on ? "Großer Bildschirm: an (kompakter Tisch)" : "Großer Bildschirm: aus"),
+  roomMenuLabel: (code) => `Raum ${code}: großer Bildschirm`,
   playingFor: "spielt für",
   playingForShort: "für",
   playingForLabel: (name) => `Ein Computerspieler spielt für ${name}`,

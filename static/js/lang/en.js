@@ -224,7 +224,7 @@ export default {
   bigScreen: "Big screen",
   bigScreenHelp: "On while a TV or laptop shows the table: the phones then show a compact one.",
   bigScreenAt: (link) => `Open on the big screen: ${link}`,
-  bigScreenState: (on) => (on ? "Big screen: on (compact table)" : "Big screen: off"),
+  roomMenuLabel: (code) => `Room ${code}: big screen`,
   playingFor: "playing for",
   playingForShort: "for",
   playingForLabel: (name) => `A computer player is playing for ${name}`,

@@ -230,7 +230,7 @@ export default {
   bigScreen: "Pantalla grande",
   bigScreenHelp: "Actívala mientras una tele o un portátil muestre la mesa: los móviles mostrarán una versión compacta.",
   bigScreenAt: (link) => `Ábrela en la pantalla grande: ${link}`,
-  bigScreenState: (on) => (on ? "Pantalla grande: sí (mesa compacta)" : "Pantalla grande: no"),
+  roomMenuLabel: (code) => `Sala ${code}: pantalla grande`,
   playingFor: "juega por",
   playingForShort: "por",
   playingForLabel: (name) => `Un bot juega por ${name}`,

@@ -250,7 +250,7 @@ export default {
   bigScreen: "Grand écran",
   bigScreenHelp: "À activer quand une télé ou un ordinateur affiche la table : les téléphones en montrent alors une version compacte.",
   bigScreenAt: (link) => `À ouvrir sur le grand écran : ${link}`,
-  bigScreenState: (on) => (on ? "Grand écran : activé (table compacte)" : "Grand écran : désactivé"),
+  roomMenuLabel: (code) => `Salon ${code} : grand écran`,
   playingFor: "joue pour",
   playingForShort: "pour",
   playingForLabel: (name) => `Un joueur ordinateur joue pour ${name}`,

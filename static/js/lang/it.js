@@ -237,7 +237,7 @@ export default {
   bigScreen: "Schermo grande",
   bigScreenHelp: "Attivalo quando una TV o un portatile mostra il tavolo: i telefoni ne mostrano allora una versione compatta.",
   bigScreenAt: (link) => `Apri sullo schermo grande: ${link}`,
-  bigScreenState: (on) => (on ? "Schermo grande: sì (tavolo compatto)" : "Schermo grande: no"),
+  roomMenuLabel: (code) => `Stanza ${code}: schermo grande`,
   playingFor: "gioca per",
   playingForShort: "per",
   playingForLabel: (name) => `Un giocatore computer gioca per ${name}`,

@@ -238,7 +238,7 @@ export default {
   bigScreen: "Groot scherm",
   bigScreenHelp: "Zet dit aan zolang een tv of laptop de tafel toont: de telefoons tonen dan een compacte tafel.",
   bigScreenAt: (link) => `Open op het grote scherm: ${link}`,
-  bigScreenState: (on) => (on ? "Groot scherm: aan (compacte tafel)" : "Groot scherm: uit"),
+  roomMenuLabel: (code) => `Kamer ${code}: groot scherm`,
   playingFor: "speelt voor",
   playingForShort: "voor",
   playingForLabel: (name) => `Een computerspeler speelt voor ${name}`,

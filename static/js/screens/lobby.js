@@ -5,7 +5,7 @@ import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
 import { actions, app } from "../state.js";
 import { standingsPanel } from "../standings.js";
-import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons } from "../ui.js";
+import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons, tvLink } from "../ui.js";
 import { learnHref, lessonDone, lt } from "../lesson.js";
 
 const send = (message) => actions.send(message);
@@ -121,11 +121,6 @@ export function lobbyScreen() {
     historyPanel(),
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );
-}
-
-/** The big-screen address of the room whose join link is `link` (…/r/CODE): …/tv/CODE, on the same base. */
-function tvLink(link) {
-  return link.replace(/\/r\/([^/]+)$/, "/tv/$1");
 }
 
 /** One seat: connected or not, the name, host; a computer player's robot and level, which the host

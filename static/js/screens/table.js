@@ -8,7 +8,7 @@ import { cardFace, spoken } from "../cards.js";
 import { h } from "../dom.js";
 import { cardName, slotLabel, slotName, t } from "../i18n.js";
 import { SLOTS, actions, app, clockIn, effects, hintMoment, mySeat, revealing } from "../state.js";
-import { confirmLeave, langPicker, openRules, renderAt, ring, robot } from "../ui.js";
+import { confirmLeave, langPicker, openRules, renderAt, ring, robot, tvLink } from "../ui.js";
 import { touched } from "../motion.js";
 import { effectSwitches } from "../effects.js";
 import { roundOverlay } from "./results.js";
@@ -175,20 +175,46 @@ export function roundLabel(r) {
   );
 }
 
-/** The host's switch for the room's big screen (📺, crossed out when off): the phones' compact table. */
-function bigScreenSwitch(on) {
-  const label = t("bigScreenState", on);
+/** Whether the host's room menu is open (kept while the table is drawn anew). */
+let roomMenuOpen = false;
+
+/** The host's room menu, folded into the room's code in the bar: the big screen switch (the phones'
+ * compact table) and, while it is on, the address to open on the big screen. */
+function roomMenu(room) {
+  const on = room.options.big_screen === true;
   return h(
-    "button",
+    "details",
     {
-      class: "link effect-switch big-screen-switch",
-      "data-key": "big-screen",
-      "aria-label": label,
-      title: label,
-      "aria-pressed": on ? "true" : "false",
-      onclick: () => send({ type: "options", big_screen: !on }),
+      class: "share room-menu",
+      open: roomMenuOpen,
+      ontoggle: (e) => {
+        roomMenuOpen = e.currentTarget.open;
+      },
     },
-    h("span", { class: on ? "icon" : "icon crossed", "aria-hidden": "true" }, "📺"),
+    h(
+      "summary",
+      { class: "code-badge small", "data-key": "room-menu", "aria-label": t("roomMenuLabel", room.code), title: t("roomMenuLabel", room.code) },
+      room.code,
+      h("span", { class: "menu-caret", "aria-hidden": "true" }, "▾"),
+    ),
+    h(
+      "div",
+      { class: "share-panel" },
+      h(
+        "label",
+        { class: "switch" },
+        h("input", {
+          type: "checkbox",
+          role: "switch",
+          "data-key": "big-screen",
+          checked: on,
+          onchange: (e) => send({ type: "options", big_screen: e.target.checked }),
+        }),
+        h("span", {}, t("bigScreen")),
+      ),
+      h("p", { class: "share-note" }, t("bigScreenHelp")),
+      on ? h("p", { class: "share-note tv-link" }, t("bigScreenAt", tvLink(room.link))) : null,
+    ),
   );
 }
 
@@ -198,13 +224,12 @@ function tableBar() {
   return h(
     "header",
     { class: "bar" },
-    h("span", { class: "code-badge small" }, room.code),
+    you.host && !you.lesson ? roomMenu(room) : h("span", { class: "code-badge small" }, room.code),
     roundLabel(r),
     h("span", { class: "spacer" }),
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, "?", h("span", { class: "sr-only" }, t("howToPlay"))),
     langPicker("code"),
     effectSwitches(effects, render),
-    you.host && !you.lesson ? bigScreenSwitch(room.options.big_screen === true) : null,
     h("button", { class: "link danger", "data-key": "leave", onclick: () => confirmLeave() }, t("leave")),
   );
 }
