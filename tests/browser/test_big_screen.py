@@ -16,6 +16,7 @@ from tests.browser.test_sound_and_vibration import ONE_LINE, ROUND_TEN_ON_ONE_LI
 from tests.e2e.procs import server_process
 
 SEATS = page_check("seats")
+OVERFLOW = page_check("overflow")
 NAMES = ["Alexandra", "Benedikt", "Christina", "Dominik", "Elisabeth", "Friedrich", "Gabriele"]
 
 
@@ -249,6 +250,7 @@ def test_the_hosts_bar_keeps_to_one_line_with_the_room_menu(
         expect(page.locator('[data-key="big-screen"]')).to_be_visible()
         page.screenshot(path=str(shots / f"big-screen-menu-{locale}-{width}x{height}.png"))
         assert off_screen(page) == []
+        assert page.evaluate(OVERFLOW) == []  # every text of the menu within its box
     finally:
         page.context.close()
         bots.close()

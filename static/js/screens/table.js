@@ -181,14 +181,16 @@ let roomMenuOpen = false;
 /** The host's room menu, folded into the room's code in the bar: the big screen switch (the phones'
  * compact table) and, while it is on, the address to open on the big screen. */
 function roomMenu(room) {
-  const on = room.options.big_screen === true;
   return h(
     "details",
     {
       class: "share room-menu",
       open: roomMenuOpen,
+      // The panel is drawn only while open (closed, nothing of it is on the page).
       ontoggle: (e) => {
+        if (roomMenuOpen === e.currentTarget.open) return;
         roomMenuOpen = e.currentTarget.open;
+        render();
       },
     },
     h(
@@ -197,24 +199,29 @@ function roomMenu(room) {
       room.code,
       h("span", { class: "menu-caret", "aria-hidden": "true" }, "▾"),
     ),
+    roomMenuOpen ? roomMenuPanel(room) : null,
+  );
+}
+
+function roomMenuPanel(room) {
+  const on = room.options.big_screen === true;
+  return h(
+    "div",
+    { class: "share-panel" },
     h(
-      "div",
-      { class: "share-panel" },
-      h(
-        "label",
-        { class: "switch" },
-        h("input", {
-          type: "checkbox",
-          role: "switch",
-          "data-key": "big-screen",
-          checked: on,
-          onchange: (e) => send({ type: "options", big_screen: e.target.checked }),
-        }),
-        h("span", {}, t("bigScreen")),
-      ),
-      h("p", { class: "share-note" }, t("bigScreenHelp")),
-      on ? h("p", { class: "share-note tv-link" }, t("bigScreenAt", tvLink(room.link))) : null,
+      "label",
+      { class: "switch" },
+      h("input", {
+        type: "checkbox",
+        role: "switch",
+        "data-key": "big-screen",
+        checked: on,
+        onchange: (e) => send({ type: "options", big_screen: e.target.checked }),
+      }),
+      h("span", {}, t("bigScreen")),
     ),
+    h("p", { class: "share-note" }, t("bigScreenHelp")),
+    on ? h("p", { class: "share-note tv-link" }, t("bigScreenAt", tvLink(room.link))) : null,
   );
 }
 
