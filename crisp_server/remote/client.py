@@ -315,7 +315,8 @@ class CrispClient:
         discard_draw: bool = False,
         **more: int | None,
     ) -> None:
-        """The host's options; ``more``: the room's other options (``stand_in``), left as they are if absent."""
+        """The host's options; ``more``: the room's other options (``stand_in``, ``big_screen``), left as they
+        are if absent."""
         await self.request(
             {
                 "type": "options",

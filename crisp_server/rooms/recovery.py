@@ -71,6 +71,7 @@ class Recovery:
         st.saved = True
         options = dict(stored.options)
         st.stand_in = options.pop("stand_in", None)
+        st.big_screen = bool(options.pop("big_screen", False))  # (a room saved before the option: off)
         lesson = options.pop("lesson", None)
         if lesson is not None:
             st.lesson_step, st.lesson_shown, st.lesson_done = lesson["step"], lesson["shown"], lesson["done"]

@@ -46,6 +46,8 @@ class RoomState:
         self.options = Options()
         #: A computer player stands in for a person away this many seconds during a game (``None``: never).
         self.stand_in: int | None = None
+        #: A big screen shows the table (``/tv/CODE``): the phones show a compact one. Changes no rule.
+        self.big_screen = False
         #: Every seat but one is a computer player's: hints are offered to that one person.
         self.practice = False
         #: A lesson room (``lesson.py``): the learner's step in ``lesson_script.STEPS`` (``None``: not a lesson),
@@ -98,7 +100,11 @@ class RoomState:
     def save_room(self) -> None:
         """Save the lobby: the phase, the host, the options and the seats."""
         self.practice = len(self.seats) >= 2 and sum(1 for s in self.seats if s.bot is None) == 1
-        options: dict[str, object] = {**self.options.as_dict(), "stand_in": self.stand_in}
+        options: dict[str, object] = {
+            **self.options.as_dict(),
+            "stand_in": self.stand_in,
+            "big_screen": self.big_screen,
+        }
         if self.lesson_step is not None:  # (in the room's options: nothing else has a place for it)
             options["lesson"] = {"step": self.lesson_step, "shown": self.lesson_shown, "done": self.lesson_done}
         self.save(

@@ -198,13 +198,19 @@ class Table:
     # -- the game flow ---------------------------------------------------------------------------------
 
     def set_options(self, msg: p.SetOptions) -> None:
-        """The host sets the options, in the lobby."""
+        """The host sets the options: those sent, the others stay. The rule options and ``stand_in`` in the
+        lobby only; ``big_screen`` at any time (it changes no rule: a big screen may be turned on mid-game)."""
         st = self.state
-        if st.phase is not Phase.LOBBY:
+        given = msg.model_fields_set
+        rules = "score_limit" in given  # (the three go together: ``SetOptions`` checks it)
+        if st.phase is not Phase.LOBBY and (rules or "stand_in" in given):
             raise RoomError(p.ProtocolCode.GAME_RUNNING)
-        st.options = Options(msg.score_limit, msg.turn_seconds, msg.discard_draw)
-        if "stand_in" in msg.model_fields_set:
+        if rules:
+            st.options = Options(msg.score_limit, msg.turn_seconds, msg.discard_draw)
+        if "stand_in" in given:
             st.stand_in = msg.stand_in
+        if "big_screen" in given:
+            st.big_screen = msg.big_screen
         st.save_room()
         self._publish([], [{"type": "options_changed"}])
 

@@ -30,6 +30,15 @@ def is_room_code(code: str) -> bool:
     return len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code)
 
 
+def tv_link(join_link: str) -> str:
+    """The big-screen address of the room whose join link is ``join_link`` (``…/r/CODE``): ``…/tv/CODE``, on
+    the same base (what the TV QR code encodes; a TV or a laptop there shows the room's table)."""
+    base, sep, code = join_link.rpartition("/r/")
+    if not sep or not code or "/" in code:
+        raise ValueError(f"not a room's join link: {join_link!r}")
+    return f"{base}/tv/{code}"
+
+
 def new_token() -> str:
     """A seat token: a random 128-bit secret, given to the player once, URL-safe."""
     return secrets.token_urlsafe(16)

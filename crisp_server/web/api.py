@@ -190,8 +190,16 @@ SEAT_CHECK: Final[dict[int | str, dict[str, Any]]] = {
 }
 
 QR_SVG: Final[dict[int | str, dict[str, Any]]] = {
-    200: _body("The QR code of the room's join link, a standalone SVG document.", "image/svg+xml"),
+    200: _body(
+        "The QR code of the room's join link (for=join), or of its big-screen address /tv/CODE (for=tv), a"
+        " standalone SVG document.",
+        "image/svg+xml",
+    ),
     **ROOM_LOOKUP,
+    422: {
+        "description": "`for` is neither `join` nor `tv` (`detail`: the list of what is wrong).",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}},
+    },
 }
 
 GAME_RECORD: Final[dict[int | str, dict[str, Any]]] = {

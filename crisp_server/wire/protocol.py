@@ -101,13 +101,33 @@ class Kick(_In):
     seat: StrictInt
 
 
+#: The game's rule options of ``options``: the three together, or none of them.
+RULE_OPTIONS: Final = ("score_limit", "turn_seconds", "discard_draw")
+
+
 class SetOptions(_In):
+    """The host's options. A field absent leaves that option as it is (see ``model_fields_set``; the defaults
+    below are never used): the rule options go together, all three or none; outside the lobby only
+    ``big_screen`` may be sent (it changes no rule)."""
+
     type: Literal["options"]
-    score_limit: Literal[50, 100, 150]
-    turn_seconds: Literal[30, 45, 60] | None
-    discard_draw: StrictBool
-    #: Absent: unchanged (a client that does not know the option leaves it as it is; see ``model_fields_set``).
+    score_limit: Literal[50, 100, 150] = 100
+    turn_seconds: Literal[30, 45, 60] | None = None
+    discard_draw: StrictBool = False
     stand_in: StandIn = None
+    #: A big screen shows the table (``/tv/CODE``): the phones show a compact one.
+    big_screen: StrictBool = False
+
+    @model_validator(mode="after")
+    def _together(self) -> SetOptions:
+        given = self.model_fields_set
+        rules = [name for name in RULE_OPTIONS if name in given]
+        if rules and len(rules) < len(RULE_OPTIONS):
+            missing = ", ".join(name for name in RULE_OPTIONS if name not in given)
+            raise ValueError(f"score_limit, turn_seconds and discard_draw go together: {missing} missing")
+        if not given - {"type"}:
+            raise ValueError("nothing to set: send the rule options, stand_in or big_screen")
+        return self
 
 
 class AddBot(_In):

@@ -50,6 +50,7 @@ class RoomOptions(GameOptions):
     stand_in: Literal[30, 60] | None = Field(
         description="a computer player plays for a player who left, or is away this many seconds; null: never"
     )
+    big_screen: bool = Field(description="a big screen shows the table (/tv/CODE): the phones show a compact one")
 
 
 class SeatState(Out):

@@ -228,6 +228,12 @@ function globe() {
   );
 }
 
+/** The big-screen address of the room whose join link is `link` (…/r/CODE): …/tv/CODE, on the same base
+ * (docs/protocol.md; the server's TV QR code encodes the same). */
+export function tvLink(link) {
+  return link.replace(/\/r\/([^/]+)$/, "/tv/$1");
+}
+
 /** The language picker: the current language as a link's word over a native list of every language of
  * LANGUAGES (each named in itself, "Français"), which the phone shows its own way. `form`: "name" (the
  * language's name: where a row has room), "globe" (a globe and its code, "FR": the home screen's and the

@@ -120,7 +120,7 @@ def test_every_option_round_trips_to_every_lobby(browser: Browser, base: str) ->
         bots = Bots(base, ["Cid"], code=code)  # one more lobby that must agree: the server's own view
         try:
             join(guest, base, code, "Ben")
-            for key in ("score_limit", "turn_seconds", "discard_draw", "stand_in"):
+            for key in ("score_limit", "turn_seconds", "discard_draw", "stand_in", "big_screen"):
                 values = host.locator(f'[data-key="opt-{key}"] option').evaluate_all("els => els.map(e => e.value)")
                 assert len(values) >= 2, key
                 for value in [*values[1:], values[0]]:

@@ -19,7 +19,7 @@ from tests.web.harness import running_server
 async def test_a_lobby_comes_back_with_its_seats_host_and_options(tmp_path: Path) -> None:
     async with running_server(persist=True, data_dir=tmp_path) as server:
         code, (ana, ben) = await server.lobby(["Ana", "Ben"])
-        await ana.set_options(score_limit=150, turn_seconds=45, discard_draw=True, stand_in=60)
+        await ana.set_options(score_limit=150, turn_seconds=45, discard_draw=True, stand_in=60, big_screen=True)
         tokens = (ana.token, ben.token)
         await ana.request({"type": "ping"})
 
@@ -35,7 +35,13 @@ async def test_a_lobby_comes_back_with_its_seats_host_and_options(tmp_path: Path
         assert [s["name"] for s in room["seats"]] == ["Ana", "Ben"]
         assert room["host"] == 0
         assert room["phase"] == "lobby"
-        assert room["options"] == {"score_limit": 150, "turn_seconds": 45, "discard_draw": True, "stand_in": 60}
+        assert room["options"] == {
+            "score_limit": 150,
+            "turn_seconds": 45,
+            "discard_draw": True,
+            "stand_in": 60,
+            "big_screen": True,
+        }
         assert ana.you["host"]
         # A stranger's token finds nothing, and the names are still taken.
         stranger = await server.client()
@@ -44,6 +50,24 @@ async def test_a_lobby_comes_back_with_its_seats_host_and_options(tmp_path: Path
         assert refused.value.code == "name_taken"
         await ana.start()
         await ana.wait_for(lambda c: c.phase == "peek", what="the game starts")
+
+
+async def test_a_big_screen_turned_on_during_a_game_is_on_after_a_restart(tmp_path: Path) -> None:
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        code, (ana, ben) = await server.table(["Ana", "Ben"])
+        await ana.request({"type": "options", "big_screen": True})
+        tokens = (ana.token, ben.token)
+
+    async with running_server(persist=True, data_dir=tmp_path) as server:
+        ana = await server.client()
+        assert tokens[0] is not None
+        await ana.resume(code, tokens[0])
+        room = ana.state["room"] if ana.state else {}
+        assert room["phase"] != "lobby"
+        assert room["options"]["big_screen"] is True
+        await ana.request({"type": "options", "big_screen": False})
+        assert ana.state is not None
+        assert ana.state["room"]["options"]["big_screen"] is False
 
 
 async def test_a_seat_taken_by_a_spectator_comes_back_as_a_joined_one(tmp_path: Path) -> None:
@@ -136,8 +160,10 @@ async def test_a_restored_room_links_to_the_servers_current_address(tmp_path: Pa
         async with httpx.AsyncClient(base_url=server.http) as http:
             assert (await http.get(f"/api/rooms/{code}")).json()["link"] == new_link
             qr = await http.get(f"/api/rooms/{code}/qr.svg")
+            tv = await http.get(f"/api/rooms/{code}/qr.svg", params={"for": "tv"})
         assert qr.status_code == 200
         assert qr.content == (await http_qr(new_link))
+        assert tv.content == (await http_qr(f"https://crisp.example.org/tv/{code}"))  # on the same base
         store = server.app.state.services.store
         assert store is not None
         summary = await store.room_summary(code)

@@ -75,7 +75,7 @@ async def test_full_game(
 
     final = bots.state
     assert final["room"]["phase"] == "game_over"
-    assert final["room"]["options"] == {**chosen, "stand_in": None}
+    assert final["room"]["options"] == {**chosen, "stand_in": None, "big_screen": False}
     table = final["table"]
     assert table["options"] == chosen
     assert table["game_over"]
@@ -370,7 +370,11 @@ async def test_rematch_in_the_same_room_with_the_same_seats(wire: Harness, monke
     assert [s["name"] for s in state["room"]["seats"]] == ["P0", "P1"]
     assert [s["ready"] for s in state["room"]["seats"]] == [False, False]
     assert state["room"]["host"] == 0
-    assert state["room"]["options"] == {**options(score_limit=50, turn_seconds=45), "stand_in": None}
+    assert state["room"]["options"] == {
+        **options(score_limit=50, turn_seconds=45),
+        "stand_in": None,
+        "big_screen": False,
+    }
     assert state["room"]["fair"] is None
     assert state["table"] is None
     assert state["events"] == [{"type": "lobby"}]

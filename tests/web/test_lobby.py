@@ -4,16 +4,19 @@ versions, resume, and the room's HTTP routes. Several clients talk to one server
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import orjson
 import pytest
+import segno
 
 from crisp_server.remote.client import CrispClient, ProtocolError
-from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH
+from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH, tv_link
 from crisp_server.wire.protocol import REACTIONS
+from tests.openapi import assert_documented
 from tests.web.harness import Harness
 
 # -- helpers -------------------------------------------------------------------------------------------
@@ -281,9 +284,9 @@ async def test_host_sets_every_accepted_option(server: Harness) -> None:
                 options = {"score_limit": score_limit, "turn_seconds": turn_seconds, "discard_draw": discard_draw}
                 answer = await ana.request({"type": "options", **options})
                 assert answer["type"] == "update"
-                assert answer["room"]["options"] == {**options, "stand_in": None}
+                assert answer["room"]["options"] == {**options, "stand_in": None, "big_screen": False}
                 await ben.wait_for(lambda c: c.v == ana.v, what="the options")
-                assert room_of(ben)["options"] == {**options, "stand_in": None}
+                assert room_of(ben)["options"] == {**options, "stand_in": None, "big_screen": False}
 
 
 async def test_options_refused(server: Harness) -> None:
@@ -306,7 +309,7 @@ async def test_options_refused(server: Harness) -> None:
     missing = dict(OPTIONS)
     del missing["turn_seconds"]
     assert await error_code(ana, missing) == "bad_message"
-    expected = {"score_limit": 150, "turn_seconds": 45, "discard_draw": True, "stand_in": None}
+    expected = {"score_limit": 150, "turn_seconds": 45, "discard_draw": True, "stand_in": None, "big_screen": False}
     assert room_of(ana)["options"] == expected
     assert (await ben.sync())["room"]["options"] == expected
 
@@ -315,7 +318,58 @@ async def test_options_refused(server: Harness) -> None:
     assert await error_code(ben, OPTIONS) == "not_host"
     snapshot = await ana.sync()
     assert snapshot["room"]["options"] == expected
-    assert snapshot["table"]["options"] == {k: v for k, v in expected.items() if k != "stand_in"}
+    assert snapshot["table"]["options"] == {k: v for k, v in expected.items() if k not in ("stand_in", "big_screen")}
+
+
+async def test_the_host_turns_the_big_screen_on_and_off_in_the_lobby_and_during_the_game(server: Harness) -> None:
+    _, (ana, ben) = await server.lobby(["Ana", "Ben"])
+    await ana.set_options(150, 45, True, stand_in=30)
+    rules = {"score_limit": 150, "turn_seconds": 45, "discard_draw": True, "stand_in": 30}
+    # Alone, it changes nothing else; with the rule options, it is set with them.
+    answer = await ana.request({"type": "options", "big_screen": True})
+    assert answer["room"]["options"] == {**rules, "big_screen": True}
+    assert [e["type"] for e in answer["events"]] == ["options_changed"]
+    await ben.wait_for(lambda c: room_of(c)["options"]["big_screen"] is True, what="the big screen on")
+    await ana.set_options(150, 45, True)  # (absent: it stays as it is)
+    assert room_of(ana)["options"] == {**rules, "big_screen": True}
+    await ana.request({**OPTIONS, "big_screen": False})
+    expected = {"score_limit": 100, "turn_seconds": None, "discard_draw": False, "stand_in": 30, "big_screen": False}
+    assert room_of(ana)["options"] == expected
+    for bad in (1, "true", None, [True]):
+        detail = (await refused(ana, {"type": "options", "big_screen": bad}))["detail"]
+        assert detail == "options.big_screen: Input should be a valid boolean", bad
+    assert await error_code(ben, {"type": "options", "big_screen": True}) == "not_host"
+
+    await ana.start()
+    answer = await ana.request({"type": "options", "big_screen": True})
+    assert answer["room"]["options"]["big_screen"] is True
+    assert answer["room"]["phase"] == "peek"
+    await ben.wait_for(lambda c: room_of(c)["options"]["big_screen"] is True, what="the big screen on mid-game")
+    # The rules and the stand-ins stay the lobby's, with the big screen or without it.
+    assert await error_code(ana, {**OPTIONS, "big_screen": False}) == "game_running"
+    assert await error_code(ana, {"type": "options", "stand_in": 60, "big_screen": False}) == "game_running"
+    assert await error_code(ben, {"type": "options", "big_screen": False}) == "not_host"
+    snapshot = await ben.sync()
+    assert snapshot["room"]["options"]["big_screen"] is True
+    assert snapshot["room"]["options"]["stand_in"] == 30
+    assert snapshot["table"]["options"] == {"score_limit": 100, "turn_seconds": None, "discard_draw": False}
+
+
+async def test_options_must_say_what_to_set_and_the_rule_options_go_together(server: Harness) -> None:
+    _, (ana, _ben) = await server.lobby(["Ana", "Ben"])
+    nothing = await refused(ana, {"type": "options"})
+    assert (nothing["code"], nothing["detail"]) == (
+        "bad_message",
+        "options: Value error, nothing to set: send the rule options, stand_in or big_screen",
+    )
+    half = await refused(ana, {"type": "options", "score_limit": 50, "big_screen": True})
+    assert (half["code"], half["detail"]) == (
+        "bad_message",
+        "options: Value error, score_limit, turn_seconds and discard_draw go together:"
+        " turn_seconds, discard_draw missing",
+    )
+    assert room_of(ana)["options"]["score_limit"] == 100
+    assert room_of(ana)["options"]["big_screen"] is False
 
 
 # -- kick ----------------------------------------------------------------------------------------------
@@ -814,6 +868,45 @@ async def test_qr_code(server: Harness) -> None:
         assert "<svg" in qr.text
         assert qr.text.rstrip().endswith("</svg>")
         assert (await http.get("/api/rooms/ACDEFG/qr.svg")).status_code == 404
+        assert (await http.get("/api/rooms/ACDEFG/qr.svg", params={"for": "tv"})).status_code == 404
+
+
+async def test_the_tv_qr_code_encodes_the_big_screen_address_of_the_join_links_base(server: Harness) -> None:
+    code, (ana,) = await server.lobby(["Ana"])
+    link = room_of(ana)["link"]
+    async with httpx.AsyncClient(base_url=server.http) as http:
+        join = await http.get(f"/api/rooms/{code}/qr.svg")
+        default = await http.get(f"/api/rooms/{code}/qr.svg", params={"for": "join"})
+        tv = await http.get(f"/api/rooms/{code.lower()}/qr.svg", params={"for": "tv"})
+        bad = [await http.get(f"/api/rooms/{code}/qr.svg", params={"for": v}) for v in ("TV", "", "r")]
+    assert join.content == default.content == svg_of(link)
+    assert tv.status_code == 200
+    assert tv.headers["content-type"].startswith("image/svg+xml")
+    assert tv.content == svg_of(f"{server.http}/tv/{code}") == svg_of(tv_link(link))
+    assert tv.content != join.content
+    app = server.app
+    for response in (join, tv, *bad):
+        assert_documented(app, "/api/rooms/{code}/qr.svg", response, code=code)
+    for response in bad:
+        assert response.status_code == 422
+        [problem] = response.json()["detail"]
+        assert (problem["loc"], problem["msg"]) == (["query", "for"], "Input should be 'join' or 'tv'")
+
+
+def svg_of(text: str) -> bytes:
+    """The SVG the QR route makes of ``text`` (segno, with the route's own settings)."""
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="svg", scale=6, dark="#111", light="#fff", border=2, xmldecl=False)
+    return out.getvalue()
+
+
+def test_the_tv_link_is_the_join_link_with_tv_in_place_of_r() -> None:
+    assert tv_link("https://crisp.example.org/r/K7QMXT") == "https://crisp.example.org/tv/K7QMXT"
+    assert tv_link("https://example.org/games/crisp/r/K7QMXT") == "https://example.org/games/crisp/tv/K7QMXT"
+    assert tv_link("http://127.0.0.1:8000/r/K7QMXT") == "http://127.0.0.1:8000/tv/K7QMXT"
+    for bad in ("https://crisp.example.org/g/K7QMXT", "https://crisp.example.org/r/", "https://x/r/K7/extra"):
+        with pytest.raises(ValueError, match="not a room's join link"):
+            tv_link(bad)
 
 
 async def test_join_page_and_health(server: Harness) -> None:

@@ -1,18 +1,26 @@
-"""The rooms API: a room's public facts by its code, its invitation QR code, its ended games and standings."""
+"""The rooms API: a room's public facts by its code, its invitation (and big-screen) QR code, its ended games
+and standings."""
 
 from __future__ import annotations
 
 import io
 from dataclasses import asdict
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 import segno
-from fastapi import APIRouter, Header, HTTPException, Path, Request
+from fastapi import APIRouter, Header, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from crisp_server.rooms.phase import Phase
 from crisp_server.rooms.seats import MAX_SEATS
-from crisp_server.rooms.tokens import CODE_ALPHABET, CODE_LENGTH, is_room_code, normalize_code, token_index
+from crisp_server.rooms.tokens import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    is_room_code,
+    normalize_code,
+    token_index,
+    tv_link,
+)
 from crisp_server.store.reads import RoomSummary
 from crisp_server.web import api
 from crisp_server.web.services import Services, ServicesDep, client_address
@@ -118,9 +126,18 @@ async def room_seat(
 
 
 @router.get("/api/rooms/{code}/qr.svg", response_class=Response, responses=api.QR_SVG)
-async def room_qr(request: Request, code: str, services: ServicesDep) -> Response:
+async def room_qr(
+    request: Request,
+    code: str,
+    services: ServicesDep,
+    for_: Annotated[
+        Literal["join", "tv"],
+        Query(alias="for", description="join: the room's join link (/r/CODE); tv: its big-screen address (/tv/CODE)"),
+    ] = "join",
+) -> Response:
+    """The QR code of the room's join link, or of its big-screen address (``for=tv``)."""
     room = await find_room(services, request, code)
-    qr = segno.make(room.link, error="m")
+    qr = segno.make(tv_link(room.link) if for_ == "tv" else room.link, error="m")
     out = io.BytesIO()
     # A standalone SVG document (with its namespace), so that <img src=...> can show it.
     qr.save(out, kind="svg", scale=6, dark="#111", light="#fff", border=2, xmldecl=False)

@@ -5,7 +5,7 @@ import { h } from "../dom.js";
 import { levelName, t } from "../i18n.js";
 import { actions, app } from "../state.js";
 import { standingsPanel } from "../standings.js";
-import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons } from "../ui.js";
+import { LEVELS, askName, confirmDialog, confirmLeave, historyPanel, nameField, robot, toast, topButtons, tvLink } from "../ui.js";
 import { learnHref, lessonDone, lt } from "../lesson.js";
 import { openBigScreen } from "./tv.js";
 
@@ -103,6 +103,14 @@ export function lobbyScreen() {
       select("discard_draw", [false, true], t("discardDraw"), (v) => (v ? t("on") : t("off"))),
       select("stand_in", [null, 30, 60], t("standIn"), (v) => (v ? t("seconds", v) : t("off")), "stand-in-help"),
       h("p", { class: "option-help", id: "stand-in-help" }, t("standInHelp")),
+      select("big_screen", [false, true], t("bigScreen"), (v) => (v ? t("on") : t("off")), "big-screen-help"),
+      h(
+        "p",
+        { class: "option-help", id: "big-screen-help" },
+        t("bigScreenHelp"),
+        // Where the big screen shows the table: the join link with /r/CODE made /tv/CODE (docs/protocol.md).
+        opt.big_screen ? h("span", { class: "tv-link" }, t("bigScreenAt", tvLink(room.link))) : null,
+      ),
     ),
     isHost
       ? h(

@@ -8,7 +8,7 @@ import { cardFace, spoken } from "../cards.js";
 import { h } from "../dom.js";
 import { cardName, slotLabel, slotName, t } from "../i18n.js";
 import { SLOTS, actions, app, clockIn, effects, hintMoment, mySeat, revealing } from "../state.js";
-import { confirmLeave, langPicker, openRules, renderAt, ring, robot } from "../ui.js";
+import { confirmLeave, langPicker, openRules, renderAt, ring, robot, tvLink } from "../ui.js";
 import { touched } from "../motion.js";
 import { effectSwitches } from "../effects.js";
 import { roundOverlay } from "./results.js";
@@ -41,13 +41,18 @@ export function tableScreen(drawn = liveScene()) {
   const myTurn = phase === "play" && r && r.turn === me;
   const ended = phase === "round_over" || phase === "game_over";
   const reveal = ended && scene.reveal;
+  // A big screen shows the table (room option big_screen): a player's phone shows a compact one, its own
+  // hand and moves as they are. A spectator (the big screen itself too) sees the whole table.
+  const compact = scene.live && me !== null && room.options?.big_screen === true;
   shownNow.clear();
   // Around the table on a big screen: the first half left to right above the piles, the rest right to left
   // below them.
   const half = scene.tv ? Math.ceil(n / 2) : n;
   const screen = h(
     "section",
-    { class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}${you.lesson && scene.live ? " in-lesson" : ""}${scene.tv ? " tv" : ""}` },
+    {
+      class: `screen table phase-${phase} seats-${n}${reveal ? " revealing" : ""}${you.lesson && scene.live ? " in-lesson" : ""}${compact ? " big-screen" : ""}${scene.tv ? " tv" : ""}`,
+    },
     scene.bar ?? (scene.live ? tableBar() : null),
     h("div", { class: "opponents", role: "list" }, order.slice(0, half).map((s) => seatBox(s))),
     phase === "peek" ? peekPanel() : centerArea(r, me, myTurn),
@@ -60,10 +65,11 @@ export function tableScreen(drawn = liveScene()) {
         : null,
     me === null ? null : myLine(r, me),
     scene.live ? actionBar(r, me, myTurn) : null,
-    // A hint takes the events' place until the game moves on: the same line, so nothing else moves.
+    // A hint takes the events' place until the game moves on: the same line, so nothing else moves. With a
+    // big screen, the events are told there.
     app.hint
       ? h("p", { class: "event-line hint-line", "aria-live": "polite" }, h("span", {}, h("span", { "aria-hidden": "true" }, "💡 "), app.hint.text))
-      : scene.live
+      : scene.live && !compact
         ? h("p", { class: "event-line", "aria-live": "polite" }, scene.lines.slice(scene.tv ? -3 : -2).map((l) => h("span", {}, typeof l === "function" ? l() : l)))
         : null,
     // Reactions are for people: in a practice game (only computer players besides you) their row gives
@@ -178,13 +184,63 @@ export function roundLabel(r) {
   );
 }
 
+/** Whether the host's room menu is open (kept while the table is drawn anew). */
+let roomMenuOpen = false;
+
+/** The host's room menu, folded into the room's code in the bar: the big screen switch (the phones'
+ * compact table) and, while it is on, the address to open on the big screen. */
+function roomMenu(room) {
+  return h(
+    "details",
+    {
+      class: "share room-menu",
+      open: roomMenuOpen,
+      // The panel is drawn only while open (closed, nothing of it is on the page).
+      ontoggle: (e) => {
+        if (roomMenuOpen === e.currentTarget.open) return;
+        roomMenuOpen = e.currentTarget.open;
+        render();
+      },
+    },
+    h(
+      "summary",
+      { class: "code-badge small", "data-key": "room-menu", "aria-label": t("roomMenuLabel", room.code), title: t("roomMenuLabel", room.code) },
+      room.code,
+      h("span", { class: "menu-caret", "aria-hidden": "true" }, "▾"),
+    ),
+    roomMenuOpen ? roomMenuPanel(room) : null,
+  );
+}
+
+function roomMenuPanel(room) {
+  const on = room.options.big_screen === true;
+  return h(
+    "div",
+    { class: "share-panel" },
+    h(
+      "label",
+      { class: "switch" },
+      h("input", {
+        type: "checkbox",
+        role: "switch",
+        "data-key": "big-screen",
+        checked: on,
+        onchange: (e) => send({ type: "options", big_screen: e.target.checked }),
+      }),
+      h("span", {}, t("bigScreen")),
+    ),
+    h("p", { class: "share-note" }, t("bigScreenHelp")),
+    on ? h("p", { class: "share-note tv-link" }, t("bigScreenAt", tvLink(room.link))) : null,
+  );
+}
+
 function tableBar() {
-  const { room, table } = scene.state;
+  const { room, table, you } = scene.state;
   const r = table.round;
   return h(
     "header",
     { class: "bar" },
-    h("span", { class: "code-badge small" }, room.code),
+    you.host && !you.lesson ? roomMenu(room) : h("span", { class: "code-badge small" }, room.code),
     roundLabel(r),
     h("span", { class: "spacer" }),
     h("button", { class: "link", "data-key": "rules", "data-local": true, onclick: () => openRules() }, "?", h("span", { class: "sr-only" }, t("howToPlay"))),

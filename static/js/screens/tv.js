@@ -8,7 +8,7 @@ import { h } from "../dom.js";
 import { t } from "../i18n.js";
 import { actions, app, clockIn, effects } from "../state.js";
 import { standingsPanel } from "../standings.js";
-import { langPicker, robot } from "../ui.js";
+import { langPicker, robot, tvLink } from "../ui.js";
 import { callerLine, endLine, roundTable, scoreboard } from "./results.js";
 import { liveScene, roundLabel, tableScreen } from "./table.js";
 
@@ -20,13 +20,6 @@ export const TV_REVEAL_MS = 4500;
 export function watchOnTv() {
   document.documentElement.classList.add("tv");
   effects.bigScreen(() => actions.render());
-}
-
-/** The big screen's address for a room: its join link with /tv/ in place of /r/ (docs/playing.md). */
-export function bigScreenLink(room) {
-  const url = new URL(room.link, location.href);
-  url.pathname = url.pathname.replace(/\/r\/([^/]+)\/?$/, "/tv/$1");
-  return url.href;
 }
 
 /** A link as read aloud from a screen: no scheme, no trailing slash. */
@@ -188,7 +181,7 @@ function tvGone() {
 /** The lobby's "Show on a big screen": the big screen's address, as a QR code and as text to type, to open
  * on a TV's browser, a laptop on a projector or a tablet (any player may open it: it shows no hand). */
 export function openBigScreen(room) {
-  const link = bigScreenLink(room);
+  const link = tvLink(room.link);
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(link);
@@ -206,6 +199,20 @@ export function openBigScreen(room) {
     h("img", { class: "qr", src: `/api/rooms/${encodeURIComponent(room.code)}/qr.svg?for=tv`, alt: t("bigScreenQrAlt"), width: 160, height: 160 }),
     h("p", { class: "link-text", "data-key": "big-screen-link" }, shortLink(link)),
     copied,
+    // The host may make the phones' table compact at once: the big screen shows the rest.
+    app.state?.you?.host
+      ? h(
+          "label",
+          { class: "option big-screen-compact" },
+          h("input", {
+            type: "checkbox",
+            "data-key": "big-screen-compact",
+            checked: Boolean(room.options.big_screen),
+            onchange: (e) => actions.send({ type: "options", big_screen: e.target.checked }),
+          }),
+          h("span", {}, t("bigScreenHelp")),
+        )
+      : null,
     h(
       "div",
       { class: "row confirm-buttons" },

@@ -3,6 +3,7 @@ fakes of the publisher and of the room's ends (no event loop, no store)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from crisp_server.rooms.messages import Detach, Inbound, MoveAway, Reload
@@ -63,6 +64,17 @@ def test_the_lobby_is_loaded_as_the_database_has_it() -> None:
     assert st.phase is Phase.LOBBY
     assert not st.paused
     assert st.saved
+
+
+def test_the_big_screen_is_loaded_as_saved_and_off_for_a_room_saved_without_it() -> None:
+    parts = Parts()
+    parts.recovery.load(stored("lobby"))  # (saved before the option existed: no key)
+    assert parts.st.big_screen is False
+    on = stored("lobby")
+    parts = Parts()
+    parts.recovery.load(replace(on, options={**on.options, "big_screen": True}))
+    assert parts.st.big_screen is True
+    assert parts.st.options.score_limit == 50
 
 
 def test_a_game_that_was_never_saved_goes_back_to_the_lobby() -> None:

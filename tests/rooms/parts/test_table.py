@@ -118,3 +118,29 @@ def test_an_abandoned_game_is_finished_unfinished_and_closes_the_room() -> None:
     finish = parts.st.ops[-1]
     assert isinstance(finish, FinishGame)
     assert finish.abandoned
+
+
+def test_the_big_screen_is_set_at_any_time_and_the_rule_options_only_in_the_lobby() -> None:
+    parts = Parts()
+    st = parts.st
+    parts.table.set_options(p.SetOptions(type="options", score_limit=50, turn_seconds=30, discard_draw=True))
+    assert (st.options.score_limit, st.big_screen) == (50, False)
+    parts.table.set_options(p.SetOptions(type="options", big_screen=True))
+    assert (st.options.score_limit, st.options.turn_seconds, st.options.discard_draw) == (50, 30, True)
+    assert st.big_screen
+    parts.table.start()
+    ops = len(st.ops)
+    parts.table.set_options(p.SetOptions(type="options", big_screen=False))
+    assert not st.big_screen
+    assert st.phase is Phase.PEEK
+    assert [type(op).__name__ for op in st.ops[ops:]] == ["SaveRoom"]  # saved: a restart keeps it
+    assert parts.publisher.kinds()[-1] == "options_changed"
+    for msg in (
+        p.SetOptions(type="options", score_limit=100, turn_seconds=None, discard_draw=False, big_screen=True),
+        p.SetOptions(type="options", stand_in=60, big_screen=True),
+    ):
+        with pytest.raises(RoomError) as refused:
+            parts.table.set_options(msg)
+        assert refused.value.code is p.ProtocolCode.GAME_RUNNING
+    assert not st.big_screen  # a refused message changed nothing
+    assert st.options.score_limit == 50
