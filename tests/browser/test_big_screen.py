@@ -25,7 +25,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from crisp_server.remote.client import CrispClient, ProtocolError
 from tests.browser.harness import LANGUAGES, Bots, open_page, page_check, play_turns, watch
-from tests.browser.test_computer_players import accessibility_problems
+from tests.browser.test_computer_players import accessibility_problems, create_room
 from tests.e2e.procs import server_process
 from tests.web.audit import audit
 
@@ -252,6 +252,7 @@ def test_the_lobby_offers_the_big_screen_and_a_closed_room_is_said(browser: Brow
         qr = dialog.locator("img.qr")
         expect(qr).to_have_attribute("src", f"/api/rooms/{bots.code}/qr.svg?for=tv")
         assert phone.evaluate("(img) => img.complete && img.naturalWidth > 0", qr.element_handle())
+        expect(dialog.locator('[data-key="big-screen-compact"]')).to_have_count(0)  # the host's, not Ben's
         phone.screenshot(path=shots / "tv-lobby-dialog-360x640.png")
         assert not accessibility_problems(phone)
         dialog.locator('[data-key="big-screen-close"]').click()
@@ -401,3 +402,26 @@ def test_the_big_screen_in_each_language(browser: Browser, server: str, shots: P
     finally:
         context.close()
         bots.close()
+
+
+def test_the_host_turns_the_phones_compact_from_the_big_screen_dialog(
+    browser: Browser, server: str, shots: Path
+) -> None:
+    context, phone = open_page(browser, 360, 640, dark=True)
+    errors: list[str] = []
+    watch(phone, errors)
+    try:
+        code = create_room(phone, server, "Ana")
+        bots = Bots(server, ["Ben"], code=code)
+        phone.locator('[data-key="big-screen"]').click()
+        box = phone.locator('dialog.big-screen-dialog [data-key="big-screen-compact"]')
+        expect(box).not_to_be_checked()
+        phone.screenshot(path=shots / "tv-lobby-dialog-host-360x640-dark.png")
+        box.check()
+        bots.run(bots.clients[0].wait_for(lambda c: (c.state or {})["room"]["options"]["big_screen"] is True))
+        phone.locator('[data-key="big-screen-close"]').click()
+        expect(phone.locator('[data-key="opt-big_screen"]')).to_have_value("true")
+        bots.close()
+        assert not errors, errors
+    finally:
+        context.close()

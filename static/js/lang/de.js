@@ -174,6 +174,7 @@ export default {
   bigScreenHow: "Öffne diese Adresse auf einem Fernseher, Laptop oder Tablet, das alle sehen: Es zeigt den Tisch und die Punkte, nie die Karten von jemandem.",
   bigScreenQrAlt: "QR-Code der Adresse für den großen Bildschirm",
   bigScreenOpen: "Hier öffnen",
+  bigScreenCompact: "Handys zeigen einen kompakten Tisch (den Rest zeigt der große Bildschirm)",
   tvScanToJoin: "Scannen und mit dem Handy mitspielen",
   tvRoomFull: "Der Tisch ist voll",
   tvSoundHeld: "Für Ton eine Taste drücken oder klicken",

@@ -173,6 +173,7 @@ export default {
   bigScreenHow: "Open this address on a TV, a laptop or a tablet that everyone can see: it shows the table and the scores, never anyone’s cards.",
   bigScreenQrAlt: "QR code of the big screen’s address",
   bigScreenOpen: "Open here",
+  bigScreenCompact: "Phones show a compact table (the big screen shows the rest)",
   tvScanToJoin: "Scan to join with your phone",
   tvRoomFull: "The table is full",
   tvSoundHeld: "Press a key or click for sound",

@@ -178,6 +178,7 @@ export default {
   bigScreenHow: "Abre esta dirección en una tele, un portátil o una tableta que todos vean: muestra la mesa y las puntuaciones, nunca las cartas de nadie.",
   bigScreenQrAlt: "Código QR de la dirección para la pantalla grande",
   bigScreenOpen: "Abrir aquí",
+  bigScreenCompact: "Los móviles muestran una mesa compacta (la pantalla grande muestra el resto)",
   tvScanToJoin: "Escanea para unirte con tu móvil",
   tvRoomFull: "La mesa está llena",
   tvSoundHeld: "Pulsa una tecla o haz clic para oír el sonido",

@@ -198,6 +198,7 @@ export default {
   bigScreenHow: "Ouvre cette adresse sur une télé, un ordinateur portable ou une tablette que tout le monde voit : elle montre la table et les scores, jamais les cartes de quelqu’un.",
   bigScreenQrAlt: "Code QR de l’adresse pour le grand écran",
   bigScreenOpen: "Ouvrir ici",
+  bigScreenCompact: "Les téléphones montrent une table compacte (le grand écran montre le reste)",
   tvScanToJoin: "Scanne pour rejoindre avec ton téléphone",
   tvRoomFull: "La table est complète",
   tvSoundHeld: "Appuie sur une touche ou clique pour le son",

@@ -185,6 +185,7 @@ export default {
   bigScreenHow: "Apri questo indirizzo su una TV, un portatile o un tablet che vedono tutti: mostra il tavolo e i punteggi, mai le carte di qualcuno.",
   bigScreenQrAlt: "Codice QR dell’indirizzo per il grande schermo",
   bigScreenOpen: "Apri qui",
+  bigScreenCompact: "I telefoni mostrano un tavolo compatto (il resto lo mostra il grande schermo)",
   tvScanToJoin: "Inquadra per entrare con il telefono",
   tvRoomFull: "Il tavolo è pieno",
   tvSoundHeld: "Premi un tasto o fai clic per l’audio",

@@ -184,6 +184,7 @@ export default {
   bigScreenHow: "Open dit adres op een tv, laptop of tablet die iedereen ziet: het toont de tafel en de scores, nooit iemands kaarten.",
   bigScreenQrAlt: "QR-code van het adres voor het grote scherm",
   bigScreenOpen: "Hier openen",
+  bigScreenCompact: "Telefoons tonen een compacte tafel (het grote scherm toont de rest)",
   tvScanToJoin: "Scan om mee te doen met je telefoon",
   tvRoomFull: "De tafel is vol",
   tvSoundHeld: "Druk op een toets of klik voor geluid",

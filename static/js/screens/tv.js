@@ -210,7 +210,7 @@ export function openBigScreen(room) {
             checked: Boolean(room.options.big_screen),
             onchange: (e) => actions.send({ type: "options", big_screen: e.target.checked }),
           }),
-          h("span", {}, t("bigScreenHelp")),
+          h("span", {}, t("bigScreenCompact")),
         )
       : null,
     h(
