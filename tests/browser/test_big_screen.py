@@ -12,6 +12,7 @@ gives the address and its QR code; a closed room and a mistyped code are said in
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import time
@@ -138,12 +139,21 @@ async def humans_play(ana: CrispClient, ben: CrispClient) -> None:
             await c.wait_for(lambda c: c.phase != "round_over", timeout=30, what="the next deal")
 
 
-@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)], ids=["1080p", "720p"])
-def test_a_whole_game_of_four_on_the_big_screen(
-    browser: Browser, server: str, shots: Path, size: tuple[int, int]
-) -> None:
+#: The big screen's sizes: a TV (1080p) and a laptop or an older TV (720p).
+SIZES = [(1920, 1080), (1280, 720)]
+
+
+def check_both(page: Page, shots: Path, name: str, cards: bool = True) -> None:
+    """``check_screen`` at each of SIZES, the page resized; it is left at 1080p."""
+    for size in reversed(SIZES):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        check_screen(page, shots, name, size, cards)
+
+
+def test_a_whole_game_of_four_on_the_big_screen(browser: Browser, server: str, shots: Path) -> None:
+    """The lobby and the game's end at both sizes; the rounds in turn at 1080p and at 720p."""
     bots = Bots(server, ["Ana", "Ben"])
-    context, tv = open_page(browser, *size)
+    context, tv = open_page(browser, *SIZES[0])
     errors: list[str] = []
     watch(tv, errors)
     frames = received(tv)
@@ -166,42 +176,53 @@ def test_a_whole_game_of_four_on_the_big_screen(
         assert tv.locator(".bar .code-badge").inner_text() == bots.code
         # Sound is on by default on a big screen, with its switch.
         expect(tv.locator('[data-key="sound"]')).to_have_attribute("aria-pressed", "true")
-        check_screen(tv, shots, "lobby", size, cards=False)
+        check_both(tv, shots, "lobby", cards=False)
         assert tv.evaluate("() => location.pathname") == f"/tv/{bots.code}"
 
         bots.run(host.start())
         bots.spawn(humans_play(bots.clients[0], bots.clients[1]))
         expect(tv.locator(".table.tv.phase-peek")).to_be_visible()
-        check_screen(tv, shots, "peek", size)
+        check_screen(tv, shots, "peek", SIZES[0])
 
-        # The first round: the table in play, the crisp window after Ana's first turn, her call.
-        expect(tv.locator(".table.tv.phase-play")).to_be_visible()
-        expect(tv.locator(".seat.turn")).to_have_count(1)
-        check_screen(tv, shots, "play", size)
-        flash = tv.locator(".crisp-flash")
-        shown(bots, flash, 60)
-        expect(flash).to_have_text(re.compile(r"^(Ana|Ben|Ada|Alan) calls Crisp!$"))
-        tv.screenshot(path=shots / f"tv-{size[0]}x{size[1]}-crisp-called.png")
-
-        # The round's end: every hand face up with its sum (and the caller's -5 or +5), then the results.
-        reveal = tv.locator(".table.tv.revealing")
-        shown(bots, reveal, 60)
-        expect(reveal.locator(".seat .total.sum")).to_have_count(4)
-        expect(reveal.locator(".seat .card.face")).to_have_count(12)
-        expect(reveal.locator(".seat .bonus")).to_have_count(1)
-        tv.wait_for_timeout(900)  # the cards turned face up
-        check_screen(tv, shots, "reveal", size)
-        results = tv.locator(".tv-results")
-        expect(results).to_be_visible(timeout=10_000)
-        expect(results.locator(".round-table tbody tr")).to_have_count(4)
-        expect(results.locator("table.scores")).to_be_visible()
-        check_screen(tv, shots, "results", size, cards=False)
-
-        # On to the game's end: the winner, the scores and the evening's standings; then the rematch.
         over = tv.locator(".table.tv.phase-game_over .tv-results")
-        shown(bots, over, 240)
+        for number in itertools.count():
+            size = SIZES[number % 2]
+            tv.set_viewport_size({"width": size[0], "height": size[1]})
+            shown(bots, tv.locator(".table.tv.phase-play, .table.tv.phase-game_over"), 60)
+            if over.is_visible():
+                break
+            if number < len(SIZES):
+                expect(tv.locator(".seat.turn")).to_have_count(1)
+                check_screen(tv, shots, f"play-{number + 1}", size)
+            if number == 0:
+                # The crisp window after Ana's first turn, and her call (or a computer player's before it).
+                flash = tv.locator(".crisp-flash")
+                shown(bots, flash, 60)
+                expect(flash).to_have_text(re.compile(r"^(Ana|Ben|Ada|Alan) calls Crisp!$"))
+                tv.screenshot(path=shots / f"tv-{size[0]}x{size[1]}-crisp-called.png")
+            # The round's end: every hand face up with its sum (and a caller's -5 or +5), then the results.
+            reveal = tv.locator(".table.tv.revealing")
+            shown(bots, reveal, 120)
+            if number < len(SIZES):
+                expect(reveal.locator(".seat .total.sum")).to_have_count(4)
+                expect(reveal.locator(".seat .card.face")).to_have_count(12)
+                if number == 0:
+                    expect(reveal.locator(".seat .bonus")).to_have_count(1)
+                tv.wait_for_timeout(900)  # the cards turned face up
+                check_screen(tv, shots, f"reveal-{number + 1}", size)
+            results = tv.locator(".tv-results")
+            expect(results).to_be_visible(timeout=10_000)
+            if over.is_visible():
+                break
+            if number < len(SIZES):
+                expect(results.locator(".round-table tbody tr")).to_have_count(4)
+                expect(results.locator("table.scores")).to_be_visible()
+                check_screen(tv, shots, f"results-{number + 1}", size, cards=False)
+            shown(bots, tv.locator(".table.tv:not(.phase-round_over)"), 60)
+
+        # The game's end: the winner, the scores and the evening's standings; then the rematch.
         expect(over.locator(".standings-table tbody tr")).to_have_count(4)
-        check_screen(tv, shots, "game-over", size, cards=False)
+        check_both(tv, shots, "game-over", cards=False)
 
         bots.run(host.request({"type": "rematch"}))
         expect(tv.locator(".tv-lobby .tv-players li")).to_have_count(4)
@@ -379,6 +400,9 @@ def test_the_big_screen_in_each_language(browser: Browser, server: str, shots: P
     errors: list[str] = []
     watch(tv, errors)
     try:
+        # The turn timer on and drawing from the discard pile allowed: the clock's ring, the options' words.
+        options = {"score_limit": 100, "turn_seconds": 30, "discard_draw": True}
+        bots.run(bots.host.request({"type": "options", **options}))
         for level in ("normal", "hard"):
             bots.run(bots.host.request({"type": "add_bot", "level": level}))
         tv.goto(f"{server}/tv/{bots.code}")
