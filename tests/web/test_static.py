@@ -232,3 +232,26 @@ def test_a_file_named_like_a_hashed_copy_is_refused(tmp_path: Path) -> None:
     write(tmp_path, {hashed.lstrip("/"): "b"})
     with pytest.raises(ValueError, match="hashed copy"):
         StaticClient(tmp_path)
+
+
+def _without_comments_and_strings(css: str) -> str:
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    return re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', '""', css)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (DEFAULT_STATIC / "css").glob("*.css")))
+def test_every_rule_of_the_style_sheets_is_closed(name: str) -> None:
+    """A rule left open swallows every rule after it (they then apply nowhere), and no browser complains."""
+    depth = 0
+    for number, line in enumerate(
+        _without_comments_and_strings((DEFAULT_STATIC / "css" / name).read_text()).splitlines(), 1
+    ):
+        for char in line:
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            assert depth >= 0, f"{name}:{number}: a }} closes nothing"
+    assert depth == 0, f"{name}: {depth} rule(s) left open"
+
+
+def test_the_style_sheet_check_finds_a_rule_left_open() -> None:
+    css = _without_comments_and_strings('/* { */ .a { content: "}"; }\n.b {\n  color: red;\n\n.c { color: blue; }')
+    assert css.count("{") - css.count("}") == 1
