@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.harness import Bots, deck, fits, join, open_page, page_check
+from tests.browser.harness import Bots, deck, fits, join, join_and_play, open_page, page_check
 from tests.browser.test_sound_and_vibration import ONE_LINE, ROUND_TEN_ON_ONE_LINE
 from tests.e2e.procs import server_process
 
@@ -30,13 +30,6 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data = tmp_path_factory.mktemp("server")
     with server_process(data, env, rigged=True, log=data / "server.log") as (url, _proc):
         yield url
-
-
-def at_the_table(page: Page, base: str, bots: Bots) -> None:
-    join(page, base, bots.code, "Maximilian")
-    bots.run(bots.start_and_ready())
-    page.locator('[data-key="ready"]').click()
-    expect(page.locator(".phase-play")).to_be_visible()
 
 
 def my_move_with_a_crowded_table(page: Page) -> None:
@@ -84,7 +77,7 @@ def test_eight_players_compact_table_fits_a_small_phone(
     context, page = open_page(browser, width, height, dark=dark)
     theme = "dark" if dark else "light"
     try:
-        at_the_table(page, base, bots)
+        join_and_play(page, base, bots, "Maximilian")
         my_move_with_a_crowded_table(page)
         expect(page.locator('[data-key="act-draw"]')).to_be_visible()
         full_hand = hand_width(page)

@@ -6,6 +6,7 @@
 
 import { h } from "../dom.js";
 import { t } from "../i18n.js";
+import { effectSwitches } from "../effects.js";
 import { actions, app, clockIn, effects } from "../state.js";
 import { standingsPanel } from "../standings.js";
 import { langPicker, robot, tvLink } from "../ui.js";
@@ -48,28 +49,9 @@ function tvBar() {
     table ? h("span", { class: "tv-limit" }, t("limitWatching", table.options.score_limit)) : null,
     h("span", { class: "spacer" }),
     effects.audioHeld() ? h("span", { class: "tv-sound-held", role: "status" }, t("tvSoundHeld")) : null,
-    soundSwitch(),
+    // The sound switch alone: a TV does not vibrate.
+    effectSwitches(effects, () => actions.render())[0],
     langPicker("code"),
-  );
-}
-
-function soundSwitch() {
-  const on = effects.sound;
-  return h(
-    "button",
-    {
-      class: "link effect-switch",
-      "data-key": "sound",
-      "data-local": true,
-      "aria-label": t("soundState", on),
-      title: t("soundState", on),
-      "aria-pressed": on ? "true" : "false",
-      onclick: () => {
-        effects.toggleSound();
-        actions.render();
-      },
-    },
-    on ? "🔊" : "🔇",
   );
 }
 
